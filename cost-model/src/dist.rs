@@ -1,0 +1,441 @@
+//! Cosine's distribution-aware I/O model (paper Table 2 and Eq. 1; MODEL.md §2).
+//!
+//! The exact definitions follow the authors' code, with these fixes (each switchable back through
+//! [`ReferenceQuirks`]):
+//! * **float exponents** in R: K^{1/T} and T^{T/(T−1)} (`integer_exponents`);
+//! * **exact Monkey allocation** over the hot runs, so every FPR is at most 1 and the low-memory regime (largest
+//!   hot levels unfiltered) falls out of the optimum (`closed_form_fpr`, `unclamped_fpr`);
+//! * **fences first with the geometric fence sum**: Y comes from the design's M_FP (`fence_sum_bug`);
+//! * **the last level is counted once** in σ_s (`scan_double_count`);
+//! * no empirical **B-tree ×0.1 read discount** (`btree_discount`);
+//! * **LSH lookups conditioned on existence**, mixed over all key partitions (`lsh_unconditioned`).
+//!
+//! Evaluation is O(L·max(K,Z)) per key partition: probabilities of "not in run" are multiplied as prefix and
+//! suffix sums of logarithms (stable when α is tiny or exactly 1).
+
+use crate::bloom::{self, RunGroup};
+use crate::keys::{coupon_collector, writes_to_fill, KeyPart, KeySpace};
+use crate::layout::{self, DataShape};
+use crate::quirks::ReferenceQuirks;
+use crate::{weigh, IoCost, IoModel, ModelError, PerOp};
+use cosine_design::{Design, DesignClass, LogKind, Workload};
+
+/// Empirical constants of the authors' code, kept as named calibration constants (MODEL.md §9.5).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    /// LSH append-only log: lookup scale-up (1.8).
+    pub lsh_lookup_scale: f64,
+    /// LSH append-only log: insert scale-up (1.5).
+    pub lsh_insert_scale: f64,
+    /// B-tree lookup discount for cached internal nodes (0.1), applied only with the `btree_discount` quirk.
+    pub btree_read_discount: f64,
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration { lsh_lookup_scale: 1.8, lsh_insert_scale: 1.5, btree_read_discount: 0.1 }
+    }
+}
+
+/// The distribution-aware I/O model.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DistributionAware {
+    /// Which reference-code quirks to reproduce (none by default).
+    pub quirks: ReferenceQuirks,
+    /// Empirical constants.
+    pub calibration: Calibration,
+}
+
+impl DistributionAware {
+    /// The fixed model.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The model with the reference code's arithmetic.
+    pub fn reference() -> Self {
+        DistributionAware { quirks: ReferenceQuirks::ALL, calibration: Calibration::default() }
+    }
+}
+
+/// ln(x) with the convention that factors of zero stay zero: c·ln(ā) is 0 when c = 0 even if ā = 0.
+#[inline]
+fn scaled(c: f64, ln_abar: f64) -> f64 {
+    if c == 0.0 {
+        0.0
+    } else {
+        c * ln_abar
+    }
+}
+
+/// Per-level structure of the tree, index 0 = buffer, 1..=L disk levels.
+struct Tree {
+    t: f64,
+    k: f64,
+    z: f64,
+    eb: f64,
+    b: f64,
+    l: u32,
+    y: u32,
+    /// runs per level
+    runs: Vec<f64>,
+    /// entries per run (0 for internal cold levels)
+    run_entries: Vec<f64>,
+    /// FPR per level (1 where there is no filter)
+    fpr: Vec<f64>,
+    /// R
+    fpr_sum: f64,
+}
+
+impl Tree {
+    /// h = L − Y: index of the last hot level (0 when every level is cold).
+    fn last_hot(&self) -> u32 {
+        self.l - self.y
+    }
+}
+
+/// R as the reference code computes it (closed form with T^Y in the exponent).
+fn closed_form_r(filter_bytes: f64, n: f64, t: f64, k: f64, z: f64, y: u32, q: &ReferenceQuirks) -> f64 {
+    let ln2 = q.ln2();
+    let (k_exp, t_exp) = if q.integer_exponents {
+        (0.0, ((t as i64) / ((t as i64) - 1)) as f64)
+    } else {
+        (1.0 / t, t / (t - 1.0))
+    };
+    (-(8.0 * filter_bytes / n) * ln2 * ln2 * t.powi(y as i32)).exp() * z.powf((t - 1.0) / t) * k.powf(k_exp) * t.powf(t_exp)
+        / (t - 1.0)
+}
+
+fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, class_hint_btree: bool) -> (Tree, f64, f64) {
+    let t = design.size_ratio as f64;
+    let k = design.hot_runs as f64;
+    let z = design.cold_runs as f64;
+    let eb = design.buffer_bytes as f64 / shape.entry_bytes;
+    let l = layout::level_count(shape.effective_entries, shape.entry_bytes, design.buffer_bytes as f64, t);
+    let (mut y, fence_bytes, filter_bytes) = if quirks.fence_sum_bug {
+        let split = layout::memory_split(
+            (design.filter_bytes + design.fence_bytes) as f64,
+            design.buffer_bytes as f64,
+            t,
+            k,
+            z,
+            l,
+            shape,
+            quirks,
+        );
+        (split.cold_levels, split.fence_bytes, split.filter_bytes)
+    } else {
+        let y = layout::cold_levels_for_fences(design.fence_bytes as f64, l, t, shape);
+        (y, design.fence_bytes as f64, design.filter_bytes as f64)
+    };
+    let filter_bytes = if design.filter_bytes == 0 { 0.0 } else { filter_bytes };
+    if quirks.btree_discount && class_hint_btree {
+        y = l;
+    }
+    let h = l - y;
+    let mut runs = vec![1.0; l as usize + 1];
+    let mut run_entries = vec![eb; l as usize + 1];
+    for i in 1..=l {
+        let hot = i + 1 <= h; // levels 1..=h−1 hold K runs
+        runs[i as usize] = if hot { k } else { z };
+        run_entries[i as usize] = if hot {
+            eb * t.powi(i as i32) / k
+        } else if i < l {
+            0.0 // internal cold level (B-tree internal nodes) or the data-less last hot level, as the code models it
+        } else {
+            eb * t.powi(i as i32) / z
+        };
+    }
+    let mut fpr = vec![1.0; l as usize + 1];
+    let fpr_sum;
+    if h == 0 || filter_bytes <= 0.0 {
+        // no filters: every hot run is probed
+        fpr_sum = if h > 0 { k * (h as f64 - 1.0) + z } else { 0.0 };
+    } else if quirks.closed_form_fpr {
+        let r = closed_form_r(filter_bytes, shape.entries, t, k, z, y, quirks);
+        for i in 1..=h {
+            let p = if i < h { r * (t - 1.0) / (t * k * t.powi((h - i) as i32)) } else { r * (t - 1.0) / (t * z) };
+            fpr[i as usize] = if quirks.unclamped_fpr { p } else { p.min(1.0) };
+        }
+        fpr_sum = if quirks.unclamped_fpr {
+            r
+        } else {
+            (1..=h).map(|i| runs[i as usize] * fpr[i as usize]).sum()
+        };
+    } else {
+        let groups: Vec<RunGroup> = (1..=h)
+            .map(|i| {
+                let runs_i = if i < h { k } else { z };
+                let data = shape.effective_entries * layout::data_share(i, l, t);
+                RunGroup { entries: data / runs_i, runs: runs_i }
+            })
+            .collect();
+        let p = bloom::monkey_allocate(&groups, 8.0 * filter_bytes);
+        for i in 1..=h {
+            fpr[i as usize] = p[i as usize - 1];
+        }
+        fpr_sum = bloom::fpr_sum(&groups, &p);
+    }
+    (Tree { t, k, z, eb, b: shape.entries_per_block, l, y, runs, run_entries, fpr, fpr_sum }, filter_bytes, fence_bytes)
+}
+
+/// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
+/// Returns None when such a key can never exist (q = 0).
+fn lookup_cost(tree: &Tree, part: &KeyPart) -> Option<f64> {
+    let l = tree.l as usize;
+    // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1.
+    let la: Vec<f64> = (0..=l).map(|i| (-KeySpace::alpha(part, tree.run_entries[i])).ln_1p()).collect();
+    // prefix[i] = Σ_{h=1}^{i−1} runs_h ln ā_h ; suffix[i] = Σ_{h=i+1}^{L} runs_h ln ā_h
+    let mut prefix = vec![0.0; l + 2];
+    for i in 1..=l {
+        prefix[i + 1] = prefix[i] + scaled(tree.runs[i], la[i]);
+    }
+    let mut suffix = vec![0.0; l + 2];
+    for i in (1..=l).rev() {
+        suffix[i - 1] = suffix[i] + scaled(tree.runs[i], la[i]);
+    }
+    let disk = prefix[l + 1]; // ln Π
+    let q = -(la[0] + disk).exp_m1();
+    if !(q > 0.0) {
+        return None;
+    }
+    let mut cost = (la[0]).exp() * -disk.exp_m1() / q; // C_0
+    for i in 1..=l {
+        let p = tree.fpr[i];
+        if p == 0.0 {
+            continue;
+        }
+        let runs = tree.runs[i] as u64;
+        let mut level = 0.0;
+        for r in 1..=runs {
+            let before = la[0] + prefix[i] + scaled(r as f64, la[i]);
+            let after = scaled((runs - r) as f64, la[i]) + suffix[i];
+            level += before.exp() * -after.exp_m1();
+        }
+        cost += p * level / q;
+    }
+    Some(cost)
+}
+
+/// Q_i: expected writes that fill level i (i = 0 is the buffer; i may be −1 in the reference code's B-tree use).
+fn fill_writes(tree: &Tree, keys: &KeySpace, parts: &[KeyPart], i: i32) -> f64 {
+    let (n, m, wc) = if i == 0 {
+        (tree.eb, 1.0, tree.eb)
+    } else {
+        (tree.eb * tree.t.powi(i) / tree.k, tree.k, tree.eb * tree.t.powi(i))
+    };
+    let q = match keys {
+        KeySpace::Uniform { universe } => m * coupon_collector(*universe, n),
+        KeySpace::Skew { special, regular, p_put, .. } => {
+            let a = coupon_collector(*regular, n);
+            let b = if n > *special { coupon_collector(*regular, n - special) / (1.0 - p_put) } else { f64::NEG_INFINITY };
+            m * a.max(b)
+        }
+        KeySpace::Parts(_) => writes_to_fill(parts, n).map(|w| m * w).unwrap_or(-1.0),
+    };
+    q.max(wc)
+}
+
+/// σ_p (MODEL.md §2.6).
+fn insert_cost(tree: &Tree, keys: &KeySpace, parts: &[KeyPart], quirks: &ReferenceQuirks) -> f64 {
+    if tree.l == 0 {
+        return 0.0;
+    }
+    let (t, k, z, eb, b) = (tree.t, tree.k, tree.z, tree.eb, tree.b);
+    let h = tree.last_hot() as i32;
+    let l = tree.l as i32;
+    let mu = if t >= b { 1.0 } else { t.min(b - t) / (b - t) };
+    let mut cost = 0.0;
+    for i in 1..h {
+        cost += eb * t.powi(i - 1) * (1.0 + t / k) / fill_writes(tree, keys, parts, i - 1) / b;
+    }
+    let reference_degenerate = quirks.btree_discount && h == 0;
+    if h >= 1 || reference_degenerate {
+        cost += eb * t.powi(h - 1) * (1.0 + t / z) / fill_writes(tree, keys, parts, h - 1) / b;
+    }
+    if tree.y >= 1 {
+        // the level feeding the cold levels: h − 1, or the buffer when every level is cold (fixed model)
+        let src = if h >= 1 || reference_degenerate { h - 1 } else { 0 };
+        let q = fill_writes(tree, keys, parts, src);
+        let flushed = eb * t.powi(src);
+        for i in (h + 1)..=l {
+            cost += (flushed * mu).min(eb * t.powi(i) / b) / q;
+        }
+    }
+    cost
+}
+
+impl DistributionAware {
+    fn evaluate_lsh(&self, design: &Design, workload: &Workload, shape: &DataShape, keys: &KeySpace) -> IoCost {
+        let q = &self.quirks;
+        let t = design.size_ratio as f64;
+        let k = (t - 1.0).max(1.0);
+        let b = shape.entries_per_block;
+        let eb = design.buffer_bytes as f64 / shape.entry_bytes;
+        let mut parts = keys.parts();
+        if q.lsh_unconditioned {
+            if let KeySpace::Skew { .. } = keys {
+                parts.truncate(1);
+                parts[0].get = 1.0;
+            }
+        }
+        let mut lookup = 0.0;
+        let mut insert = 0.0;
+        let mut weight = 0.0;
+        for part in &parts {
+            let (a0, a1) = match design.log {
+                LogKind::AppendOnly => (KeySpace::alpha(part, eb), KeySpace::alpha(part, eb * t / k)),
+                LogKind::Hybrid => {
+                    let mutable = KeySpace::alpha(part, 0.9 * eb);
+                    let read_only = KeySpace::alpha(part, 0.1 * eb);
+                    (1.0 - (1.0 - mutable) * (1.0 - read_only), KeySpace::alpha(part, eb * t))
+                }
+            };
+            let pi = (k * (-a1).ln_1p()).exp();
+            let on_disk = (1.0 - pi) * (1.0 - a0);
+            let exists = 1.0 - pi * (1.0 - a0);
+            if exists <= 0.0 {
+                continue;
+            }
+            let cond = if q.lsh_unconditioned { on_disk } else { on_disk / exists };
+            let (l_cost, p_cost) = match design.log {
+                LogKind::AppendOnly => {
+                    (self.calibration.lsh_lookup_scale * cond, self.calibration.lsh_insert_scale * on_disk / exists)
+                }
+                LogKind::Hybrid => (cond, (1.0 / b).min(on_disk / exists)),
+            };
+            lookup += part.get * l_cost;
+            insert += part.put * p_cost;
+            weight += part.get;
+        }
+        if weight > 0.0 && !q.lsh_unconditioned {
+            lookup /= weight;
+        }
+        let s = workload.scan_length as f64;
+        let per_op = PerOp {
+            lookup,
+            // [R] a miss follows its hash bucket's chain to the log once: the index covers N/8 keys
+            empty_lookup: 1.0,
+            insert,
+            blind_update: lookup + 1.0 / b,
+            rmw: lookup + 1.0 / b,
+            long_scan: s,
+            short_scan: s,
+        };
+        let per_operation = weigh(workload, &per_op, s);
+        IoCost {
+            class: DesignClass::Lsh,
+            levels: 1,
+            cold_levels: 0,
+            fpr_sum: 0.0,
+            filter_bytes: 0.0,
+            fence_bytes: design.fence_bytes as f64,
+            per_op,
+            scan: s,
+            per_operation,
+            total: per_operation * workload.operations as f64,
+        }
+    }
+}
+
+/// The data shape of a workload for a design's block size.
+pub fn data_shape(design: &Design, workload: &Workload, keys: &KeySpace) -> DataShape {
+    let e = workload.entry_bytes() as f64;
+    let n = workload.entries as f64;
+    DataShape {
+        entries: n,
+        effective_entries: keys.effective_entries(n),
+        entry_bytes: e,
+        key_bytes: workload.key_bytes as f64,
+        entries_per_block: (design.block_bytes as f64 / e).floor().max(1.0),
+    }
+}
+
+impl IoModel for DistributionAware {
+    fn evaluate(&self, design: &Design, workload: &Workload) -> Result<IoCost, ModelError> {
+        design.validate()?;
+        workload.validate()?;
+        if design.buffer_bytes < workload.entry_bytes() {
+            return Err(ModelError::BufferTooSmall { buffer_bytes: design.buffer_bytes, entry_bytes: workload.entry_bytes() });
+        }
+        let q = &self.quirks;
+        let keys = KeySpace::from_workload(workload);
+        let shape = data_shape(design, workload, &keys);
+        let b = shape.entries_per_block;
+        if design.filter_bytes == 0 && design.size_ratio as f64 > b {
+            return Ok(self.evaluate_lsh(design, workload, &shape, &keys));
+        }
+        let btree_hint = design.filter_bytes == 0;
+        let (tree, filter_bytes, fence_bytes) = build_tree(design, &shape, q, btree_hint);
+        let class = DesignClass::classify(filter_bytes.round() as u64, tree.y, design.size_ratio, b as u64);
+        let parts = keys.parts();
+        let (t, k, z, l, y, eb) = (tree.t, tree.k, tree.z, tree.l, tree.y, tree.eb);
+        let h = tree.last_hot();
+        let empty_lookup = if l == 0 { 0.0 } else { tree.fpr_sum + y as f64 * z };
+
+        let mut lookup = 0.0;
+        if l > 0 {
+            for part in &parts {
+                if part.get <= 0.0 {
+                    continue;
+                }
+                lookup += part.get * lookup_cost(&tree, part).unwrap_or(empty_lookup);
+            }
+        }
+        if q.btree_discount && class == DesignClass::Btree {
+            lookup *= self.calibration.btree_read_discount;
+        }
+        let insert = insert_cost(&tree, &keys, &parts, q);
+        let filtered = filter_bytes > 0.0;
+        let blind_update = if filtered { insert } else { lookup + 1.0 / b };
+        let rmw = if filtered { lookup + insert } else { lookup + 1.0 / b };
+
+        let s = workload.scan_length as f64;
+        let n = shape.entries;
+        let is_btree_scan = if q.btree_discount {
+            design.size_ratio % 16 == 0 && design.hot_runs == 1 && !filtered
+        } else {
+            class == DesignClass::Btree
+        };
+        let long_scan = if l == 0 {
+            0.0
+        } else if is_btree_scan {
+            if q.btree_discount {
+                l as f64 - 1.0 + s / b
+            } else {
+                y.saturating_sub(1) as f64 + s / b
+            }
+        } else {
+            let first_end = if q.scan_double_count { h } else { h.min(l - 1) };
+            let mut cap: f64 = (1..=first_end).map(|i| eb * t.powi(i as i32)).sum();
+            if t < b && l >= 2 {
+                cap += ((h + 1)..=(l - 2)).map(|i| eb * t.powi(i as i32)).sum::<f64>();
+            }
+            cap += eb * t.powi(l as i32);
+            let extra = if t == b && y > 0 { y as f64 - 1.0 } else { 0.0 };
+            2.0 * (s / n) / b * cap + extra
+        };
+        let short_scan = if l == 0 {
+            0.0
+        } else if y == 0 && q.short_scan_kl {
+            k * l as f64
+        } else {
+            k * h.saturating_sub(1) as f64 + z * (y as f64 + 1.0)
+        };
+        let scan = if s <= b { short_scan } else { long_scan };
+        let per_op = PerOp { lookup, empty_lookup, insert, blind_update, rmw, long_scan, short_scan };
+        let per_operation = weigh(workload, &per_op, scan);
+        Ok(IoCost {
+            class,
+            levels: l,
+            cold_levels: y,
+            fpr_sum: tree.fpr_sum,
+            filter_bytes,
+            fence_bytes,
+            per_op,
+            scan,
+            per_operation,
+            total: per_operation * workload.operations as f64,
+        })
+    }
+}

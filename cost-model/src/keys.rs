@@ -1,0 +1,319 @@
+//! The key space as the distribution-aware model sees it: partitions of keys, each uniform inside, with the
+//! probability that a write (put) and a read (get) targets it (Cosine Section 3, MODEL.md §2.1, §8.4).
+
+use cosine_design::{KeyDistribution, Workload};
+
+/// Default ratio of key universe to entries for uniform keys (the authors' code: U = 10^14 for N = 10^12).
+pub const DEFAULT_UNIVERSE_RATIO: f64 = 100.0;
+
+/// One partition of the key space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeyPart {
+    /// Distinct keys in the partition (U_j).
+    pub universe: f64,
+    /// Probability that a write targets this partition.
+    pub put: f64,
+    /// Probability that a read targets this partition.
+    pub get: f64,
+    /// How α is computed for this partition.
+    pub alpha: AlphaForm,
+}
+
+/// The two α forms of the authors' code (MODEL.md §2.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlphaForm {
+    /// α = min(1, put·n/U): uniform keys and the regular keys of the skew model.
+    Linear,
+    /// α = 1 − (1 − put/U)^n: the special keys of the skew model, and every partition of a k-partition skew.
+    Exact,
+}
+
+/// The key space of a workload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeySpace {
+    /// Uniform keys over a universe U.
+    Uniform {
+        /// U.
+        universe: f64,
+    },
+    /// Cosine's two-partition skew (special keys U_1, regular keys U_2).
+    Skew {
+        /// U_1.
+        special: f64,
+        /// U_2.
+        regular: f64,
+        /// p_put.
+        p_put: f64,
+        /// p_get.
+        p_get: f64,
+    },
+    /// k partitions (from a Partitioned, Zipfian or Latest distribution).
+    Parts(Vec<KeyPart>),
+}
+
+/// Partitions of a distribution as (universe, probability), with `n` the entry count for defaults.
+fn parts_of(d: &KeyDistribution, n: f64) -> Option<Vec<(f64, f64)>> {
+    match d {
+        KeyDistribution::Uniform { .. } => None,
+        KeyDistribution::Skew { special_universe, regular_universe, probability } => Some(vec![
+            (*special_universe as f64, *probability),
+            (regular_universe.map(|u| u as f64).unwrap_or(n), 1.0 - probability),
+        ]),
+        KeyDistribution::Partitioned { partitions } => {
+            Some(partitions.iter().map(|p| (p.universe as f64, p.probability)).collect())
+        }
+        KeyDistribution::Zipfian { theta, universe } => Some(zipf_bins(*theta, universe.map(|u| u as f64).unwrap_or(n))),
+        KeyDistribution::Latest { theta } => Some(zipf_bins(*theta, n)),
+    }
+}
+
+/// Generalised harmonic number H(n, θ) = Σ_{r=1}^{n} r^{−θ}, exact up to 10^4 terms, Euler–Maclaurin beyond.
+pub fn harmonic(n: f64, theta: f64) -> f64 {
+    const EXACT: f64 = 10_000.0;
+    let n = n.floor();
+    if n <= 0.0 {
+        return 0.0;
+    }
+    let m = n.min(EXACT);
+    let mut h = 0.0;
+    let mut r = m;
+    while r >= 1.0 {
+        h += r.powf(-theta);
+        r -= 1.0;
+    }
+    if n <= EXACT {
+        return h;
+    }
+    // ∫_m^n x^{−θ} dx + (f(n) − f(m))/2 − (f'(n) − f'(m))/12, with f(x) = x^{−θ}.
+    let integral = if (theta - 1.0).abs() < 1e-12 {
+        (n / m).ln()
+    } else {
+        (n.powf(1.0 - theta) - m.powf(1.0 - theta)) / (1.0 - theta)
+    };
+    let f = |x: f64| x.powf(-theta);
+    let df = |x: f64| -theta * x.powf(-theta - 1.0);
+    h + integral + (f(n) - f(m)) / 2.0 - (df(n) - df(m)) / 12.0
+}
+
+/// Bins a Zipfian(θ) over `universe` ranks into partitions of ranks [4^k, 4^{k+1}); each bin is treated as
+/// uniform inside and receives the Zipf mass of its ranks. This is how YCSB's zipfian enters the skew model.
+pub fn zipf_bins(theta: f64, universe: f64) -> Vec<(f64, f64)> {
+    let u = universe.max(1.0).floor();
+    let total = harmonic(u, theta);
+    let mut bins = Vec::new();
+    let mut lo = 1.0f64;
+    while lo <= u {
+        let hi = (lo * 4.0 - 1.0).min(u);
+        let mass = harmonic(hi, theta) - harmonic(lo - 1.0, theta);
+        bins.push((hi - lo + 1.0, mass / total));
+        lo = hi + 1.0;
+    }
+    bins
+}
+
+impl KeySpace {
+    /// Builds the joint key space of a workload's reads and writes.
+    ///
+    /// Uniform/uniform gives one universe (the writes' universe, else the reads', else 100 × entries).
+    /// Skew/skew over the same universes gives Cosine's two-partition model. Otherwise the partitions come from
+    /// whichever side is structured (reads first); a uniform side spreads over them in proportion to their size.
+    pub fn from_workload(w: &Workload) -> KeySpace {
+        let n = w.entries as f64;
+        match (&w.reads, &w.writes) {
+            (KeyDistribution::Uniform { universe: ru }, KeyDistribution::Uniform { universe: wu }) => {
+                let u = wu.or(*ru).map(|u| u as f64).unwrap_or(n * DEFAULT_UNIVERSE_RATIO);
+                KeySpace::Uniform { universe: u }
+            }
+            (
+                KeyDistribution::Skew { special_universe: r1, regular_universe: r2, probability: p_get },
+                KeyDistribution::Skew { special_universe: w1, regular_universe: w2, probability: p_put },
+            ) if r1 == w1 && r2 == w2 => KeySpace::Skew {
+                special: *w1 as f64,
+                regular: w2.map(|u| u as f64).unwrap_or(n),
+                p_put: *p_put,
+                p_get: *p_get,
+            },
+            (KeyDistribution::Uniform { .. }, KeyDistribution::Skew { special_universe, regular_universe, probability }) => {
+                let (u1, u2) = (*special_universe as f64, regular_universe.map(|u| u as f64).unwrap_or(n));
+                KeySpace::Skew { special: u1, regular: u2, p_put: *probability, p_get: u1 / (u1 + u2) }
+            }
+            (r, wd) => {
+                let read_parts = parts_of(r, n);
+                let write_parts = parts_of(wd, n);
+                let (base, from_reads) = match (&read_parts, &write_parts) {
+                    (Some(p), _) => (p.clone(), true),
+                    (None, Some(p)) => (p.clone(), false),
+                    (None, None) => unreachable!("uniform/uniform handled above"),
+                };
+                let total_u: f64 = base.iter().map(|(u, _)| u).sum();
+                let same_shape = match (&read_parts, &write_parts) {
+                    (Some(a), Some(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0),
+                    _ => false,
+                };
+                let parts = base
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &(u, p))| {
+                        let share = u / total_u;
+                        let (get, put) = if same_shape {
+                            (p, write_parts.as_ref().map(|w| w[j].1).unwrap_or(share))
+                        } else if from_reads {
+                            (p, share)
+                        } else {
+                            (share, p)
+                        };
+                        KeyPart { universe: u, put, get, alpha: AlphaForm::Exact }
+                    })
+                    .collect();
+                KeySpace::Parts(parts)
+            }
+        }
+    }
+
+    /// The partitions with their α forms (uniform: one Linear part; skew: Exact special + Linear regular).
+    pub fn parts(&self) -> Vec<KeyPart> {
+        match self {
+            KeySpace::Uniform { universe } => vec![KeyPart { universe: *universe, put: 1.0, get: 1.0, alpha: AlphaForm::Linear }],
+            KeySpace::Skew { special, regular, p_put, p_get } => vec![
+                KeyPart { universe: *special, put: *p_put, get: *p_get, alpha: AlphaForm::Exact },
+                KeyPart { universe: *regular, put: 1.0 - p_put, get: 1.0 - p_get, alpha: AlphaForm::Linear },
+            ],
+            KeySpace::Parts(p) => p.clone(),
+        }
+    }
+
+    /// N_eff: the distinct keys that can exist among `n` writes (MODEL.md §1.1), which sets the level count.
+    pub fn effective_entries(&self, n: f64) -> f64 {
+        match self {
+            KeySpace::Uniform { universe } => n.min(*universe),
+            KeySpace::Skew { special, p_put, .. } => n.min(special + (1.0 - p_put) * n),
+            KeySpace::Parts(parts) => parts.iter().map(|p| p.universe.min(p.put * n)).sum::<f64>().min(n),
+        }
+    }
+
+    /// α for one run of `n` entries, for a key of partition `part` (MODEL.md §2.1).
+    pub fn alpha(part: &KeyPart, n: f64) -> f64 {
+        if n <= 0.0 || part.put <= 0.0 {
+            return 0.0;
+        }
+        match part.alpha {
+            AlphaForm::Linear => (part.put * n / part.universe).min(1.0),
+            AlphaForm::Exact => {
+                let x = part.put / part.universe;
+                if x >= 1.0 {
+                    1.0
+                } else {
+                    -(n * (-x).ln_1p()).exp_m1()
+                }
+            }
+        }
+    }
+}
+
+/// Coupon collector: expected uniform draws from `u` items to collect `n` distinct ones, u·ln(u/(u−n+1));
+/// −1 when n > u and 1 when n = 1, as the authors' code defines it.
+pub fn coupon_collector(u: f64, n: f64) -> f64 {
+    if n > u {
+        -1.0
+    } else if n <= 1.0 {
+        1.0
+    } else {
+        u * (u / (u - n + 1.0)).ln()
+    }
+}
+
+/// Writes needed until `n` distinct keys are expected under a k-partition distribution: the w with
+/// Σ_j U_j (1 − (1 − p_j/U_j)^w) = n (the k-partition generalisation of the coupon collector); None if
+/// the universe has fewer than `n` keys that writes can reach.
+pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
+    let reachable: f64 = parts.iter().filter(|p| p.put > 0.0).map(|p| p.universe).sum();
+    if n >= reachable {
+        return None;
+    }
+    let distinct = |w: f64| -> f64 {
+        parts
+            .iter()
+            .filter(|p| p.put > 0.0)
+            .map(|p| {
+                let x = (p.put / p.universe).min(1.0);
+                if x >= 1.0 {
+                    p.universe
+                } else {
+                    -p.universe * (w * (-x).ln_1p()).exp_m1()
+                }
+            })
+            .sum()
+    };
+    let (mut lo, mut hi) = (n, n.max(1.0) * 2.0);
+    while distinct(hi) < n {
+        hi *= 2.0;
+        if hi > 1e300 {
+            return None;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if distinct(mid) < n {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-9 * hi {
+            break;
+        }
+    }
+    Some(hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosine_design::{named_workload, OperationMix};
+
+    #[test]
+    fn harmonic_matches_direct_sum() {
+        let direct: f64 = (1..=50_000).map(|r| (r as f64).powf(-0.99)).sum();
+        assert!((harmonic(50_000.0, 0.99) - direct).abs() / direct < 1e-9);
+    }
+
+    #[test]
+    fn zipf_bins_cover_universe_and_mass() {
+        let bins = zipf_bins(0.99, 1e8);
+        let u: f64 = bins.iter().map(|b| b.0).sum();
+        let p: f64 = bins.iter().map(|b| b.1).sum();
+        assert_eq!(u, 1e8);
+        assert!((p - 1.0).abs() < 1e-9);
+        // the first bin (ranks 1..3) is hot: far more mass per key than the last
+        assert!(bins[0].1 / bins[0].0 > 1e5 * bins.last().unwrap().1 / bins.last().unwrap().0);
+    }
+
+    #[test]
+    fn coupon_collector_edges() {
+        assert_eq!(coupon_collector(10.0, 11.0), -1.0);
+        assert_eq!(coupon_collector(10.0, 1.0), 1.0);
+        assert!((coupon_collector(10.0, 10.0) - 10.0 * 10f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn writes_to_fill_agrees_with_uniform_collector() {
+        let parts = [KeyPart { universe: 1e6, put: 1.0, get: 1.0, alpha: AlphaForm::Exact }];
+        let w = writes_to_fill(&parts, 5e5).unwrap();
+        let cc = coupon_collector(1e6, 5e5);
+        assert!((w - cc).abs() / cc < 1e-3, "{w} vs {cc}");
+        assert!(writes_to_fill(&parts, 2e6).is_none());
+    }
+
+    #[test]
+    fn ycsb_a_is_partitioned_with_equal_get_and_put() {
+        let w = named_workload("ycsb-a").unwrap();
+        match KeySpace::from_workload(&w) {
+            KeySpace::Parts(p) => {
+                assert!(p.len() > 5);
+                assert!(p.iter().all(|x| (x.get - x.put).abs() < 1e-12));
+            }
+            other => panic!("{other:?}"),
+        }
+        let u = Workload::with_mix(OperationMix { lookup: 1.0, ..Default::default() });
+        assert_eq!(KeySpace::from_workload(&u), KeySpace::Uniform { universe: 1e9 });
+    }
+}

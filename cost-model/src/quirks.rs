@@ -1,0 +1,66 @@
+//! `ReferenceQuirks`: switches that reproduce the authors' unfixed arithmetic (MODEL.md §4, §8, §9), so the
+//! fixed model and the reference code's numbers can both be checked.
+
+use serde::{Deserialize, Serialize};
+
+/// Which of the authors' code's arithmetic quirks to reproduce. `ReferenceQuirks::NONE` is our fixed model;
+/// `ReferenceQuirks::ALL` reproduces the reference C code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ReferenceQuirks {
+    /// `pow(K, 1/T)` and `pow(T, T/(T−1))` with integer division: K^0 = 1 and T^1 (T ≥ 3) in R.
+    pub integer_exponents: bool,
+    /// ln 2 written as log(2)/log(2.7182) (off by 1e-5 relative).
+    pub approximate_ln2: bool,
+    /// Per-run FPRs not clamped to at most 1 (with little filter memory, R can exceed the run count).
+    pub unclamped_fpr: bool,
+    /// Closed-form R (Dostoevsky with T^Y in the exponent) instead of the exact Monkey allocation over hot runs.
+    pub closed_form_fpr: bool,
+    /// Fence memory of the top h levels as M_F,LO·(1+T)^{h−1} instead of the geometric sum, and the authors'
+    /// memory split (M_F,HI threshold, Y = L−1 fallback) instead of "fences first" from M_FP.
+    pub fence_sum_bug: bool,
+    /// The long-scan sum counts level L twice when Y = 0.
+    pub scan_double_count: bool,
+    /// Short scans cost K·L when Y = 0 (the authors' special case) instead of K(L−1) + Z.
+    pub short_scan_kl: bool,
+    /// B-tree designs get Y = L and σ_l × 0.1 (`B_TREE_CACHE_DISCOUNT_FACTOR`), and the B-tree scan test is
+    /// `T % 16 == 0 && K == 1` with σ_s = L − 1 + s/B.
+    pub btree_discount: bool,
+    /// LSH lookups are not conditioned on the key existing, and under skew only the special keys are evaluated.
+    pub lsh_unconditioned: bool,
+}
+
+impl ReferenceQuirks {
+    /// The fixed model: no quirk.
+    pub const NONE: ReferenceQuirks = ReferenceQuirks {
+        integer_exponents: false,
+        approximate_ln2: false,
+        unclamped_fpr: false,
+        closed_form_fpr: false,
+        fence_sum_bug: false,
+        scan_double_count: false,
+        short_scan_kl: false,
+        btree_discount: false,
+        lsh_unconditioned: false,
+    };
+    /// Every quirk: the reference code's arithmetic.
+    pub const ALL: ReferenceQuirks = ReferenceQuirks {
+        integer_exponents: true,
+        approximate_ln2: true,
+        unclamped_fpr: true,
+        closed_form_fpr: true,
+        fence_sum_bug: true,
+        scan_double_count: true,
+        short_scan_kl: true,
+        btree_discount: true,
+        lsh_unconditioned: true,
+    };
+
+    /// ln 2 as the reference code computes it when `approximate_ln2` is set.
+    pub fn ln2(&self) -> f64 {
+        if self.approximate_ln2 {
+            2f64.ln() / 2.7182f64.ln()
+        } else {
+            std::f64::consts::LN_2
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! `Design`: the layout and algorithmic primitives of Cosine Table 1, and the design classes of Algorithm 3.
+
+use crate::error::{DesignError, Result};
+use serde::{Deserialize, Serialize};
+
+/// Largest key the engine template accepts (Cosine Table 1): 64 KiB.
+pub const MAX_KEY_BYTES: u64 = 64 * 1024;
+/// Largest value the engine template accepts (Cosine Table 1): 1 GiB.
+pub const MAX_VALUE_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The four design classes of Cosine Algorithm 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum DesignClass {
+    /// Filters on, every level hot (fence pointers and filters in memory).
+    Lsm,
+    /// No filters, fanout T not above the entries per block: cold levels reached through on-disk fences.
+    Btree,
+    /// No filters, T so large that the first level never fills: a log-structured hash table.
+    Lsh,
+    /// Filters on the hot levels over cold, B-tree-like levels (Table 1's "new design").
+    Hybrid,
+}
+
+impl DesignClass {
+    /// Algorithm 3: the class from filter memory, the number of cold levels Y, T and the entries per block.
+    pub fn classify(filter_bytes: u64, cold_levels: u32, size_ratio: u64, entries_per_block: u64) -> Self {
+        if filter_bytes != 0 {
+            if cold_levels > 0 {
+                DesignClass::Hybrid
+            } else {
+                DesignClass::Lsm
+            }
+        } else if size_ratio > entries_per_block {
+            DesignClass::Lsh
+        } else {
+            DesignClass::Btree
+        }
+    }
+
+    /// The lower-case name used in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DesignClass::Lsm => "lsm",
+            DesignClass::Btree => "btree",
+            DesignClass::Lsh => "lsh",
+            DesignClass::Hybrid => "hybrid",
+        }
+    }
+
+    /// All four classes, in Algorithm 3's order.
+    pub const ALL: [DesignClass; 4] = [DesignClass::Lsm, DesignClass::Btree, DesignClass::Lsh, DesignClass::Hybrid];
+}
+
+impl std::fmt::Display for DesignClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where Bloom filters are cut (Table 1: block, file or run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FilterGranularity {
+    /// One filter per data block.
+    Block,
+    /// One filter per file (RocksDB's default).
+    File,
+    /// One filter per sorted run.
+    Run,
+}
+
+/// How a full level is merged into the next (Table 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compaction {
+    /// Whole level into the next level.
+    Full,
+    /// One file at a time into the overlapping files below.
+    Partial,
+    /// Full on the first `full_compaction_levels` levels, partial below.
+    Hybrid,
+}
+
+/// Which run of a level a compaction starts from (Table 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStrategy {
+    /// The first (oldest) run.
+    First,
+    /// The last run that is full.
+    LastFull,
+    /// The run with the highest size / capacity.
+    Fullest,
+    /// No run choice (B-tree-like layouts have one run per level).
+    None,
+}
+
+/// Which file a partial compaction moves down (Table 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FilePicking {
+    /// The oldest file.
+    Oldest,
+    /// The file with the smallest key span (dense fence pointers).
+    DenseFp,
+    /// The file with the largest key span (sparse fence pointers).
+    SparseFp,
+    /// The first file in key order.
+    ChooseFirst,
+}
+
+/// The log kind of an LSH-class (FASTER-like) design.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogKind {
+    /// An append-only log (the authors' code: Z = 0).
+    AppendOnly,
+    /// FASTER's hybrid log: a mutable in-memory tail, a read-only region, then disk (the code: Z = −1).
+    Hybrid,
+}
+
+/// One storage-engine design: Cosine Table 1's layout primitives (T, K, Z, block size, M_B, M_BF, M_FP)
+/// and algorithmic primitives, plus the class derived by Algorithm 3.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "DesignRepr", into = "DesignRepr")]
+pub struct Design {
+    /// T: size ratio between consecutive levels (fanout for B-tree-like designs).
+    pub size_ratio: u64,
+    /// K: runs allowed per hot level (1 = leveling, T−1 = tiering).
+    pub hot_runs: u64,
+    /// Z: runs allowed per cold level and at the largest level.
+    pub cold_runs: u64,
+    /// I/O block (page) size in bytes.
+    pub block_bytes: u64,
+    /// M_B: write-buffer memory in bytes.
+    pub buffer_bytes: u64,
+    /// M_BF: Bloom-filter memory in bytes (0 = no filters).
+    pub filter_bytes: u64,
+    /// M_FP: fence-pointer (or hash-index) memory in bytes.
+    pub fence_bytes: u64,
+    /// Where filters are cut.
+    pub filter_granularity: FilterGranularity,
+    /// Compaction kind.
+    pub compaction: Compaction,
+    /// Which run a compaction starts from.
+    pub run_strategy: RunStrategy,
+    /// Which file a partial compaction picks.
+    pub file_picking: FilePicking,
+    /// Fraction of a level's capacity at which it is merged, in (0, 1].
+    pub merge_threshold: f64,
+    /// With hybrid compaction: how many top levels use full compaction.
+    pub full_compaction_levels: u32,
+    /// Worker threads (η); 0 means one per core.
+    pub threads: u32,
+    /// Target file size in bytes for partial compaction.
+    pub file_bytes: u64,
+    /// Log kind; meaningful for the LSH class only.
+    pub log: LogKind,
+    /// The class this design was derived as (Algorithm 3), when known.
+    pub class: Option<DesignClass>,
+}
+
+impl Design {
+    /// A RocksDB-like leveled LSM-tree (T = 10, K = Z = 1, 10 bits per key, filters per file).
+    pub fn rocksdb_like(buffer_bytes: u64, filter_bytes: u64, fence_bytes: u64) -> Self {
+        Design {
+            size_ratio: 10,
+            hot_runs: 1,
+            cold_runs: 1,
+            block_bytes: 4096,
+            buffer_bytes,
+            filter_bytes,
+            fence_bytes,
+            filter_granularity: FilterGranularity::File,
+            compaction: Compaction::Full,
+            run_strategy: RunStrategy::First,
+            file_picking: FilePicking::DenseFp,
+            merge_threshold: 1.0,
+            full_compaction_levels: 2,
+            threads: 0,
+            file_bytes: 64 << 20,
+            log: LogKind::Hybrid,
+            class: Some(DesignClass::Lsm),
+        }
+    }
+
+    /// A WiredTiger-like B-tree layout (T = 32, no filters, cold levels through on-disk fences).
+    pub fn wiredtiger_like(buffer_bytes: u64, fence_bytes: u64) -> Self {
+        Design {
+            size_ratio: 32,
+            hot_runs: 1,
+            cold_runs: 1,
+            block_bytes: 32 * 1024,
+            buffer_bytes,
+            filter_bytes: 0,
+            fence_bytes,
+            filter_granularity: FilterGranularity::File,
+            compaction: Compaction::Partial,
+            run_strategy: RunStrategy::None,
+            file_picking: FilePicking::ChooseFirst,
+            merge_threshold: 0.5,
+            full_compaction_levels: 0,
+            threads: 0,
+            file_bytes: 1 << 20,
+            log: LogKind::Hybrid,
+            class: Some(DesignClass::Btree),
+        }
+    }
+
+    /// A tiered LSM-tree (K = Z = T − 1).
+    pub fn tiered(size_ratio: u64, buffer_bytes: u64, filter_bytes: u64, fence_bytes: u64) -> Self {
+        Design {
+            size_ratio,
+            hot_runs: size_ratio - 1,
+            cold_runs: size_ratio - 1,
+            run_strategy: RunStrategy::Fullest,
+            ..Design::rocksdb_like(buffer_bytes, filter_bytes, fence_bytes)
+        }
+    }
+
+    /// Total memory the design asks for: M_B + M_BF + M_FP.
+    pub fn memory_bytes(&self) -> u64 {
+        self.buffer_bytes.saturating_add(self.filter_bytes).saturating_add(self.fence_bytes)
+    }
+
+    /// Checks every primitive against the ranges of Cosine Table 1 and the recorded class against Algorithm 3
+    /// (as far as it can be checked without knowing the data size).
+    pub fn validate(&self) -> Result<()> {
+        if self.size_ratio < 2 {
+            return Err(DesignError::SizeRatio(self.size_ratio));
+        }
+        let max = self.size_ratio - 1;
+        for (name, value) in [("hot_runs (K)", self.hot_runs), ("cold_runs (Z)", self.cold_runs)] {
+            if value == 0 || value > max {
+                return Err(DesignError::RunsPerLevel { name, value, max });
+            }
+        }
+        if self.block_bytes == 0 {
+            return Err(DesignError::Zero("block_bytes"));
+        }
+        if self.buffer_bytes == 0 {
+            return Err(DesignError::Zero("buffer_bytes"));
+        }
+        if !(self.merge_threshold > 0.0 && self.merge_threshold <= 1.0) {
+            return Err(DesignError::OutOfRange {
+                field: "merge_threshold",
+                value: self.merge_threshold.to_string(),
+                reason: "must be in (0, 1]",
+            });
+        }
+        if self.file_bytes == 0 {
+            return Err(DesignError::Zero("file_bytes"));
+        }
+        if let Some(class) = self.class {
+            let reason = match class {
+                DesignClass::Lsm | DesignClass::Hybrid if self.filter_bytes == 0 => {
+                    Some("lsm and hybrid designs have filter memory (M_BF > 0)".to_string())
+                }
+                DesignClass::Btree | DesignClass::Lsh if self.filter_bytes != 0 => {
+                    Some("btree and lsh designs have no filter memory (M_BF = 0)".to_string())
+                }
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                return Err(DesignError::ClassMismatch { recorded: class.to_string(), reason });
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses and validates a design.json document.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let repr: DesignRepr =
+            serde_json::from_str(text).map_err(|e| DesignError::Malformed { what: "design", message: e.to_string() })?;
+        Design::try_from(repr)
+    }
+
+    /// Pretty JSON for design.json.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+fn default_granularity() -> FilterGranularity {
+    FilterGranularity::File
+}
+fn default_compaction() -> Compaction {
+    Compaction::Full
+}
+fn default_run_strategy() -> RunStrategy {
+    RunStrategy::First
+}
+fn default_file_picking() -> FilePicking {
+    FilePicking::DenseFp
+}
+fn default_merge_threshold() -> f64 {
+    1.0
+}
+fn default_full_levels() -> u32 {
+    2
+}
+fn default_file_bytes() -> f64 {
+    (1u64 << 20) as f64
+}
+fn default_block_bytes() -> f64 {
+    4096.0
+}
+fn default_log() -> LogKind {
+    LogKind::Hybrid
+}
+
+/// The wire form of `Design`: numbers as JSON gives them, so that negative or fractional values are reported
+/// as typed errors rather than parser messages.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DesignRepr {
+    size_ratio: f64,
+    hot_runs: f64,
+    cold_runs: f64,
+    #[serde(default = "default_block_bytes")]
+    block_bytes: f64,
+    buffer_bytes: f64,
+    filter_bytes: f64,
+    fence_bytes: f64,
+    #[serde(default = "default_granularity")]
+    filter_granularity: FilterGranularity,
+    #[serde(default = "default_compaction")]
+    compaction: Compaction,
+    #[serde(default = "default_run_strategy")]
+    run_strategy: RunStrategy,
+    #[serde(default = "default_file_picking")]
+    file_picking: FilePicking,
+    #[serde(default = "default_merge_threshold")]
+    merge_threshold: f64,
+    #[serde(default = "default_full_levels")]
+    full_compaction_levels: u32,
+    #[serde(default)]
+    threads: u32,
+    #[serde(default = "default_file_bytes")]
+    file_bytes: f64,
+    #[serde(default = "default_log")]
+    log: LogKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    class: Option<DesignClass>,
+}
+
+fn whole(field: &'static str, value: f64, memory: bool) -> Result<u64> {
+    if !value.is_finite() || value < 0.0 {
+        return Err(if memory {
+            DesignError::NegativeMemory { field, value }
+        } else {
+            DesignError::OutOfRange { field, value: value.to_string(), reason: "must be a non-negative integer" }
+        });
+    }
+    if value.fract() != 0.0 || value > 2f64.powi(63) {
+        return Err(DesignError::OutOfRange { field, value: value.to_string(), reason: "must be a whole number" });
+    }
+    Ok(value as u64)
+}
+
+impl TryFrom<DesignRepr> for Design {
+    type Error = DesignError;
+    fn try_from(r: DesignRepr) -> Result<Self> {
+        let d = Design {
+            size_ratio: whole("size_ratio", r.size_ratio, false)?,
+            hot_runs: whole("hot_runs", r.hot_runs, false)?,
+            cold_runs: whole("cold_runs", r.cold_runs, false)?,
+            block_bytes: whole("block_bytes", r.block_bytes, false)?,
+            buffer_bytes: whole("buffer_bytes", r.buffer_bytes, true)?,
+            filter_bytes: whole("filter_bytes", r.filter_bytes, true)?,
+            fence_bytes: whole("fence_bytes", r.fence_bytes, true)?,
+            filter_granularity: r.filter_granularity,
+            compaction: r.compaction,
+            run_strategy: r.run_strategy,
+            file_picking: r.file_picking,
+            merge_threshold: r.merge_threshold,
+            full_compaction_levels: r.full_compaction_levels,
+            threads: r.threads,
+            file_bytes: whole("file_bytes", r.file_bytes, false)?,
+            log: r.log,
+            class: r.class,
+        };
+        d.validate()?;
+        Ok(d)
+    }
+}
+
+impl From<Design> for DesignRepr {
+    fn from(d: Design) -> Self {
+        DesignRepr {
+            size_ratio: d.size_ratio as f64,
+            hot_runs: d.hot_runs as f64,
+            cold_runs: d.cold_runs as f64,
+            block_bytes: d.block_bytes as f64,
+            buffer_bytes: d.buffer_bytes as f64,
+            filter_bytes: d.filter_bytes as f64,
+            fence_bytes: d.fence_bytes as f64,
+            filter_granularity: d.filter_granularity,
+            compaction: d.compaction,
+            run_strategy: d.run_strategy,
+            file_picking: d.file_picking,
+            merge_threshold: d.merge_threshold,
+            full_compaction_levels: d.full_compaction_levels,
+            threads: d.threads,
+            file_bytes: d.file_bytes as f64,
+            log: d.log,
+            class: d.class,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip() {
+        let d = Design::rocksdb_like(64 << 20, 10 << 20, 1 << 20);
+        let text = d.to_json();
+        assert_eq!(Design::from_json(&text).unwrap(), d);
+    }
+
+    #[test]
+    fn k_not_below_t_is_rejected() {
+        let mut d = Design::rocksdb_like(1 << 20, 1 << 20, 1 << 20);
+        d.hot_runs = 10;
+        assert!(matches!(d.validate(), Err(DesignError::RunsPerLevel { value: 10, max: 9, .. })));
+        d.hot_runs = 1;
+        d.cold_runs = 0;
+        assert!(matches!(d.validate(), Err(DesignError::RunsPerLevel { value: 0, .. })));
+    }
+
+    #[test]
+    fn negative_memory_is_a_typed_error() {
+        let text = r#"{"size_ratio":10,"hot_runs":1,"cold_runs":1,"buffer_bytes":-5,"filter_bytes":0,"fence_bytes":0}"#;
+        assert!(matches!(Design::from_json(text), Err(DesignError::NegativeMemory { field: "buffer_bytes", .. })));
+    }
+
+    #[test]
+    fn unknown_field_and_bad_syntax_are_malformed() {
+        assert!(matches!(Design::from_json("{"), Err(DesignError::Malformed { .. })));
+        let text = r#"{"size_ratio":10,"hot_runs":1,"cold_runs":1,"buffer_bytes":5,"filter_bytes":0,"fence_bytes":0,"tee":3}"#;
+        assert!(matches!(Design::from_json(text), Err(DesignError::Malformed { .. })));
+    }
+
+    #[test]
+    fn class_must_match_filters() {
+        let mut d = Design::wiredtiger_like(1 << 20, 1 << 20);
+        d.filter_bytes = 100;
+        assert!(matches!(d.validate(), Err(DesignError::ClassMismatch { .. })));
+    }
+
+    #[test]
+    fn algorithm_3() {
+        assert_eq!(DesignClass::classify(10, 0, 10, 32), DesignClass::Lsm);
+        assert_eq!(DesignClass::classify(10, 2, 10, 32), DesignClass::Hybrid);
+        assert_eq!(DesignClass::classify(0, 3, 32, 32), DesignClass::Btree);
+        assert_eq!(DesignClass::classify(0, 0, 1000, 32), DesignClass::Lsh);
+    }
+}
