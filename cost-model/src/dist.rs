@@ -439,3 +439,259 @@ impl IoModel for DistributionAware {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WorstCase;
+    use cosine_design::{KeyDistribution, OperationMix};
+    use proptest::prelude::*;
+
+    const N: u64 = 100_000_000;
+
+    fn workload(mix: OperationMix) -> Workload {
+        let mut w = Workload::with_mix(mix);
+        w.entries = N;
+        w.key_bytes = 16;
+        w.value_bytes = 112;
+        w.scan_length = 1000;
+        w
+    }
+
+    fn all_ops() -> OperationMix {
+        OperationMix { lookup: 0.2, empty_lookup: 0.2, insert: 0.2, blind_update: 0.1, rmw: 0.1, scan: 0.2 }
+    }
+
+    /// A leveled/tiered LSM with fences for every block and `bits` filter bits per key.
+    fn lsm(t: u64, k: u64, z: u64, bits: f64) -> Design {
+        let mut d = Design::rocksdb_like(64 << 20, (bits * N as f64 / 8.0) as u64, N * 16 / 32);
+        d.size_ratio = t;
+        d.hot_runs = k;
+        d.cold_runs = z;
+        d
+    }
+
+    fn eval(d: &Design, w: &Workload) -> IoCost {
+        DistributionAware::new().evaluate(d, w).unwrap()
+    }
+
+    #[test]
+    fn rocksdb_like_lsm_shape() {
+        let c = eval(&lsm(10, 1, 1, 10.0), &workload(all_ops()));
+        assert_eq!(c.class, DesignClass::Lsm);
+        assert_eq!(c.cold_levels, 0);
+        // 1e8 · 128 B / 64 MiB ≈ 190.7 → L = ⌈log10 190.7⌉ = 3
+        assert_eq!(c.levels, 3);
+        // a lookup that hits costs one data block plus a little filter overhead; a miss costs about R
+        assert!(c.per_op.lookup > 0.9 && c.per_op.lookup < 1.05, "{:?}", c.per_op);
+        assert!((c.per_op.empty_lookup - c.fpr_sum).abs() < 1e-12);
+        assert!(c.fpr_sum > 0.005 && c.fpr_sum < 0.03, "R = {}", c.fpr_sum);
+        // inserts: about L·(1+T)/B = 3·11/32 ≈ 1 I/O amortised
+        assert!(c.per_op.insert > 0.5 && c.per_op.insert < 1.5, "{}", c.per_op.insert);
+        assert_eq!(c.per_op.blind_update, c.per_op.insert);
+        assert!((c.per_op.rmw - c.per_op.lookup - c.per_op.insert).abs() < 1e-12);
+        assert!((c.total - c.per_operation * 1e7).abs() < 1e-3);
+    }
+
+    #[test]
+    fn early_stopping_skewed_reads_cost_less() {
+        let mut uni = workload(OperationMix { lookup: 1.0, ..Default::default() });
+        uni.reads = KeyDistribution::Uniform { universe: Some(N) };
+        uni.writes = KeyDistribution::Uniform { universe: Some(N) };
+        let mut skew = uni.clone();
+        let hot = KeyDistribution::Skew { special_universe: 100_000, regular_universe: Some(N), probability: 0.9 };
+        skew.reads = hot.clone();
+        skew.writes = hot;
+        for d in [lsm(10, 1, 1, 10.0), lsm(4, 3, 3, 5.0), lsm(10, 1, 1, 0.5)] {
+            let (u, s) = (eval(&d, &uni).per_op.lookup, eval(&d, &skew).per_op.lookup);
+            assert!(s < u, "skewed {s} !< uniform {u}");
+        }
+    }
+
+    #[test]
+    fn infrequent_merging_skewed_writes_cost_less() {
+        let mut uni = workload(OperationMix { insert: 1.0, ..Default::default() });
+        uni.writes = KeyDistribution::Uniform { universe: Some(N) };
+        let mut skew = uni.clone();
+        skew.writes = KeyDistribution::Skew { special_universe: 10_000, regular_universe: Some(N), probability: 0.8 };
+        for d in [lsm(10, 1, 1, 10.0), lsm(4, 3, 3, 5.0)] {
+            let (u, s) = (eval(&d, &uni).per_op.insert, eval(&d, &skew).per_op.insert);
+            assert!(s < u, "skewed {s} !< uniform {u}");
+        }
+    }
+
+    #[test]
+    fn tiering_cheaper_to_write_dearer_to_read() {
+        let w = workload(all_ops());
+        for t in [4, 6, 10] {
+            let lev = eval(&lsm(t, 1, 1, 8.0), &w).per_op;
+            let tier = eval(&lsm(t, t - 1, t - 1, 8.0), &w).per_op;
+            assert!(tier.insert < lev.insert, "T={t}");
+            assert!(tier.lookup > lev.lookup && tier.empty_lookup > lev.empty_lookup, "T={t}");
+            assert!(tier.short_scan > lev.short_scan, "T={t}");
+        }
+    }
+
+    #[test]
+    fn worst_case_bounds_the_distribution_aware_lookup() {
+        let w = workload(all_ops());
+        for d in [lsm(10, 1, 1, 10.0), lsm(5, 4, 1, 3.0)] {
+            let avg = eval(&d, &w);
+            let worst = WorstCase.evaluate(&d, &w).unwrap();
+            assert!(avg.per_op.lookup <= worst.per_op.lookup + 1e-9);
+            assert!(avg.per_op.insert <= worst.per_op.insert * 1.5);
+        }
+    }
+
+    #[test]
+    fn cold_levels_from_fence_memory_make_a_hybrid() {
+        let mut d = lsm(10, 1, 1, 10.0);
+        d.fence_bytes /= 20; // fences for the top levels only
+        let c = eval(&d, &workload(all_ops()));
+        assert!(c.cold_levels >= 1);
+        assert_eq!(c.class, DesignClass::Hybrid);
+        // a miss now pays one I/O per cold run
+        assert!(c.per_op.empty_lookup >= c.cold_levels as f64);
+    }
+
+    #[test]
+    fn btree_like_design() {
+        let mut d = Design::wiredtiger_like(64 << 20, 1 << 20);
+        d.block_bytes = 32 * 1024; // B = 256 entries ≥ T = 32
+        let c = eval(&d, &workload(all_ops()));
+        assert_eq!(c.class, DesignClass::Btree);
+        assert!(c.cold_levels >= 1);
+        assert_eq!(c.per_op.blind_update, c.per_op.lookup + 1.0 / 256.0);
+        // range scans read s/B leaf blocks plus the internal levels
+        assert!((c.per_op.long_scan - (c.cold_levels as f64 - 1.0 + 1000.0 / 256.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn lsh_like_design() {
+        let mut d = Design::rocksdb_like(512 << 20, 0, 1 << 30);
+        d.size_ratio = 1000;
+        d.hot_runs = 999;
+        d.cold_runs = 999;
+        d.class = None;
+        let w = workload(all_ops());
+        let c = eval(&d, &w);
+        assert_eq!(c.class, DesignClass::Lsh);
+        // an existing key is on disk unless it is in the buffer: 512 MiB of 12.8 GB
+        assert!(c.per_op.lookup > 0.9 && c.per_op.lookup <= 1.0, "{}", c.per_op.lookup);
+        assert_eq!(c.per_op.long_scan, 1000.0);
+        // with a sparse key universe, the reference code's unconditioned lookup all but vanishes
+        let mut sparse = w.clone();
+        sparse.reads = KeyDistribution::Uniform { universe: Some(1_000_000_000_000_000) };
+        sparse.writes = sparse.reads.clone();
+        let r = DistributionAware::reference().evaluate(&d, &sparse).unwrap();
+        assert!(r.per_op.lookup < 0.05, "{}", r.per_op.lookup);
+        assert!(eval(&d, &sparse).per_op.lookup > 0.9);
+    }
+
+    #[test]
+    fn reference_btree_insert_matches_the_code_example() {
+        // MODEL.md §2.6: the B-tree search sets Y = L; T = 64, B = 2048 gives σ_p = 0.0963 (with L = 2).
+        let mut w = workload(OperationMix { insert: 1.0, ..Default::default() });
+        w.key_bytes = 64;
+        w.value_bytes = 64;
+        w.entries = 1_000_000_000;
+        let mut d = Design::wiredtiger_like(32 << 20, 1 << 20);
+        d.size_ratio = 64;
+        d.block_bytes = 256 * 1024;
+        // 1e9 · 128 B / 32 MiB = 3815 → L = ⌈log64 3815⌉ = 2
+        let c = DistributionAware::reference().evaluate(&d, &w).unwrap();
+        assert_eq!((c.levels, c.cold_levels), (2, 2));
+        assert!((c.per_op.insert - 0.0963).abs() < 5e-5, "{}", c.per_op.insert);
+    }
+
+    #[test]
+    fn integer_exponent_quirk_changes_r() {
+        let w = workload(all_ops());
+        let d = lsm(5, 3, 2, 6.0);
+        let mut q = ReferenceQuirks { closed_form_fpr: true, ..ReferenceQuirks::NONE };
+        let float = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap().fpr_sum;
+        q.integer_exponents = true;
+        let int = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap().fpr_sum;
+        // K^{1/T} → 1 and T^{T/(T−1)} → T: the ratio is 3^{1/5}·5^{5/4}/5
+        let expected = 3f64.powf(0.2) * 5f64.powf(1.25) / 5.0;
+        assert!((float / int - expected).abs() < 1e-9, "{float} {int}");
+    }
+
+    #[test]
+    fn scan_double_count_quirk() {
+        let w = workload(all_ops());
+        let d = lsm(10, 1, 1, 10.0);
+        let fixed = eval(&d, &w).per_op.long_scan;
+        let q = ReferenceQuirks { scan_double_count: true, ..ReferenceQuirks::NONE };
+        let quirky = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap().per_op.long_scan;
+        // level L counted twice: close to double
+        assert!(quirky > 1.8 * fixed && quirky < 2.0 * fixed, "{quirky} vs {fixed}");
+    }
+
+    #[test]
+    fn unclamped_fpr_quirk_exceeds_run_count_with_no_memory() {
+        let w = workload(all_ops());
+        let d = lsm(64, 1, 1, 0.0001);
+        let q = ReferenceQuirks { closed_form_fpr: true, unclamped_fpr: true, ..ReferenceQuirks::NONE };
+        let quirky = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap();
+        let fixed = eval(&d, &w);
+        assert!(fixed.fpr_sum <= fixed.levels as f64 + 1e-9);
+        // MODEL.md §4: with M_BF → 0 the unclamped closed form gives R ≈ 1.07 for T = 64 … per level
+        let r0 = 64f64.powf(64.0 / 63.0) / 63.0;
+        assert!((quirky.fpr_sum - r0).abs() / r0 < 1e-3, "{}", quirky.fpr_sum);
+    }
+
+    #[test]
+    fn fence_sum_bug_quirk_uses_the_code_split() {
+        let w = workload(all_ops());
+        let mut d = lsm(10, 1, 1, 2.0);
+        d.fence_bytes /= 4;
+        let q = ReferenceQuirks { fence_sum_bug: true, ..ReferenceQuirks::NONE };
+        let quirky = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap();
+        let fixed = eval(&d, &w);
+        assert!(quirky.fence_bytes != fixed.fence_bytes);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// More filter memory never makes a lookup dearer (Monkey allocation is monotone).
+        #[test]
+        fn lookups_monotone_in_filter_memory(t in 2u64..20, k_frac in 0.0f64..1.0, bits in 0.0f64..12.0, extra in 0.01f64..6.0) {
+            let k = 1 + ((t - 2) as f64 * k_frac) as u64;
+            let w = workload(all_ops());
+            let a = eval(&lsm(t, k, 1, bits), &w).per_op;
+            let b = eval(&lsm(t, k, 1, bits + extra), &w).per_op;
+            prop_assert!(b.empty_lookup <= a.empty_lookup + 1e-12);
+            prop_assert!(b.lookup <= a.lookup + 1e-12);
+        }
+
+        /// More fence memory never adds cold levels, so never makes a miss dearer.
+        #[test]
+        fn misses_monotone_in_fence_memory(t in 2u64..20, frac in 0.0f64..1.0) {
+            let w = workload(all_ops());
+            let full = lsm(t, 1, 1, 6.0);
+            let mut less = full.clone();
+            less.fence_bytes = (full.fence_bytes as f64 * frac) as u64;
+            let (a, b) = (eval(&less, &w), eval(&full, &w));
+            prop_assert!(b.cold_levels <= a.cold_levels);
+            prop_assert!(b.per_op.empty_lookup <= a.per_op.empty_lookup + 1e-12);
+        }
+
+        /// Every cost is finite and non-negative for any valid design.
+        #[test]
+        fn costs_finite(t in 2u64..200, k_frac in 0.0f64..1.0, z_frac in 0.0f64..1.0, bits in 0.0f64..20.0,
+                        fence_frac in 0.0f64..1.5, buf_mb in 1u64..4096) {
+            let k = 1 + ((t - 2) as f64 * k_frac) as u64;
+            let z = 1 + ((t - 2) as f64 * z_frac) as u64;
+            let mut d = lsm(t, k, z, bits);
+            d.buffer_bytes = buf_mb << 20;
+            d.fence_bytes = (d.fence_bytes as f64 * fence_frac) as u64;
+            if d.filter_bytes == 0 { d.class = None; }
+            let c = eval(&d, &workload(all_ops()));
+            for v in [c.per_op.lookup, c.per_op.empty_lookup, c.per_op.insert, c.per_op.rmw, c.per_op.long_scan, c.total] {
+                prop_assert!(v.is_finite() && v >= 0.0, "{:?}", c);
+            }
+        }
+    }
+}

@@ -112,9 +112,34 @@ pub fn memory_split(
     MemorySplit { cold_levels: y, fence_bytes: m_fp, filter_bytes: (m_f - m_fp - 2.0).max(0.0) }
 }
 
+/// Memory of an LSH (FASTER-like) hash index covering N/8 keys: M_FP = (N/8)·F·(1 + 1/B) (MODEL.md §2.8).
+pub fn lsh_index_bytes(entries: f64, key_bytes: f64, entries_per_block: f64) -> f64 {
+    entries / 8.0 * key_bytes * (1.0 + 1.0 / entries_per_block)
+}
+
+/// Memory a RocksDB-like design needs besides its buffer: (filters at `bits_per_key`, fences for every block)
+/// in bytes (MODEL.md §7).
+pub fn lsm_index_bytes(entries: f64, key_bytes: f64, entries_per_block: f64, bits_per_key: f64) -> (f64, f64) {
+    (entries * bits_per_key / 8.0, entries * key_bytes / entries_per_block)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+    #[test]
+    fn paper_memory_figures() {
+        // MODEL.md §10.1: FASTER's index for 10^12 keys of 64 B with B = 2048 is 8.0039e12 B = 7,454.2 GiB
+        let m = lsh_index_bytes(1e12, 64.0, 2048.0);
+        assert!((m / 1e12 - 8.0039).abs() < 1e-4, "{m}");
+        assert!((m / GIB - 7454.2).abs() < 0.05);
+        // RocksDB at 10 bits/key: filters 1,164.15 GiB, fences 29.10 GiB
+        let (filters, fences) = lsm_index_bytes(1e12, 64.0, 2048.0, 10.0);
+        assert!((filters / GIB - 1164.15).abs() < 0.005);
+        assert!((fences / GIB - 29.10).abs() < 0.005);
+    }
 
     fn shape() -> DataShape {
         DataShape { entries: 1e9, effective_entries: 1e9, entry_bytes: 128.0, key_bytes: 16.0, entries_per_block: 32.0 }
