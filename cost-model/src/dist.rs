@@ -8,6 +8,7 @@
 //! * **fences first with the geometric fence sum**: Y comes from the design's M_FP (`fence_sum_bug`);
 //! * **the last level is counted once** in σ_s (`scan_double_count`);
 //! * no empirical **B-tree ×0.1 read discount** (`btree_discount`);
+//! * `entries` is the data set's size: **skew does not shrink N_eff** (`skew_shrinks_entries`);
 //! * **LSH lookups conditioned on existence**, mixed over all key partitions (`lsh_unconditioned`).
 //!
 //! Evaluation is O(L·max(K,Z)) per key partition: probabilities of "not in run" are multiplied as prefix and
@@ -339,12 +340,12 @@ impl DistributionAware {
 }
 
 /// The data shape of a workload for a design's block size.
-pub fn data_shape(design: &Design, workload: &Workload, keys: &KeySpace) -> DataShape {
+pub fn data_shape(design: &Design, workload: &Workload, keys: &KeySpace, quirks: &ReferenceQuirks) -> DataShape {
     let e = workload.entry_bytes() as f64;
     let n = workload.entries as f64;
     DataShape {
         entries: n,
-        effective_entries: keys.effective_entries(n),
+        effective_entries: keys.effective_entries(n, quirks.skew_shrinks_entries),
         entry_bytes: e,
         key_bytes: workload.key_bytes as f64,
         entries_per_block: (design.block_bytes as f64 / e).floor().max(1.0),
@@ -353,14 +354,21 @@ pub fn data_shape(design: &Design, workload: &Workload, keys: &KeySpace) -> Data
 
 impl IoModel for DistributionAware {
     fn evaluate(&self, design: &Design, workload: &Workload) -> Result<IoCost, ModelError> {
-        design.validate()?;
         workload.validate()?;
+        self.evaluate_with_keys(design, workload, &KeySpace::from_workload(workload))
+    }
+}
+
+impl DistributionAware {
+    /// `evaluate` with the workload's key space computed once by the caller (`KeySpace::from_workload`), for
+    /// searches that score many designs on one workload. The workload must already be valid.
+    pub fn evaluate_with_keys(&self, design: &Design, workload: &Workload, keys: &KeySpace) -> Result<IoCost, ModelError> {
+        design.validate()?;
         if design.buffer_bytes < workload.entry_bytes() {
             return Err(ModelError::BufferTooSmall { buffer_bytes: design.buffer_bytes, entry_bytes: workload.entry_bytes() });
         }
         let q = &self.quirks;
-        let keys = KeySpace::from_workload(workload);
-        let shape = data_shape(design, workload, &keys);
+        let shape = data_shape(design, workload, &keys, q);
         let b = shape.entries_per_block;
         if design.filter_bytes == 0 && design.size_ratio as f64 > b {
             return Ok(self.evaluate_lsh(design, workload, &shape, &keys));

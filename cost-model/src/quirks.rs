@@ -25,6 +25,9 @@ pub struct ReferenceQuirks {
     /// B-tree designs get Y = L and σ_l × 0.1 (`B_TREE_CACHE_DISCOUNT_FACTOR`), and the B-tree scan test is
     /// `T % 16 == 0 && K == 1` with σ_s = L − 1 + s/B.
     pub btree_discount: bool,
+    /// Skewed writes shrink the data set: N_eff = min(N, U_1 + (1 − p_put)N) rather than N capped by the
+    /// key universe.
+    pub skew_shrinks_entries: bool,
     /// LSH lookups are not conditioned on the key existing, and under skew only the special keys are evaluated.
     pub lsh_unconditioned: bool,
 }
@@ -40,6 +43,7 @@ impl ReferenceQuirks {
         scan_double_count: false,
         short_scan_kl: false,
         btree_discount: false,
+        skew_shrinks_entries: false,
         lsh_unconditioned: false,
     };
     /// Every quirk: the reference code's arithmetic.
@@ -52,6 +56,7 @@ impl ReferenceQuirks {
         scan_double_count: true,
         short_scan_kl: true,
         btree_discount: true,
+        skew_shrinks_entries: true,
         lsh_unconditioned: true,
     };
 

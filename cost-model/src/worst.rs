@@ -20,7 +20,7 @@ impl IoModel for WorstCase {
         }
         // the worst case ignores the key distribution: every write is a new key
         let keys = KeySpace::Uniform { universe: f64::INFINITY };
-        let mut shape = data_shape(design, workload, &keys);
+        let mut shape = data_shape(design, workload, &keys, &crate::ReferenceQuirks::NONE);
         shape.effective_entries = shape.entries;
         let (t, k, z) = (design.size_ratio as f64, design.hot_runs as f64, design.cold_runs as f64);
         let b = shape.entries_per_block;

@@ -6,5 +6,5 @@ pub mod robust;
 pub mod tuning;
 pub mod uncertainty;
 
-pub use robust::{kl_divergence, kl_worst_case, WorstCase};
+pub use robust::{kl_divergence, kl_worst_case, kl_worst_case_brent, WorstCase};
 pub use tuning::{tune, TuneError, TuneProblem, TuneResult};

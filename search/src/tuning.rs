@@ -61,7 +61,7 @@ pub struct TuneProblem {
 }
 
 /// Grid points over T per policy.
-const T_GRID: usize = 96;
+const T_GRID: usize = 64;
 
 impl TuneProblem {
     /// Builds and validates a problem.
@@ -190,10 +190,10 @@ impl TuneProblem {
             for (i, &(h, v)) in profile.iter().enumerate() {
                 consider(Tuning { policy, size_ratio: grid[i], bits_per_entry: h }, v);
             }
-            // refine around the best few grid cells of this policy
+            // refine around the best two grid cells of this policy
             let mut order: Vec<usize> = (0..grid.len()).collect();
             order.sort_by(|&a, &b| profile[a].1.total_cmp(&profile[b].1));
-            for &i in order.iter().take(3) {
+            for &i in order.iter().take(2) {
                 let lo = grid[i.saturating_sub(1)];
                 let hi = grid[(i + 1).min(grid.len() - 1)];
                 if hi <= lo {
@@ -229,6 +229,7 @@ fn minimize_1d<F: Fn(f64) -> f64>(f: F, lo: f64, hi: f64) -> Option<f64> {
     let solver = BrentOpt::new(lo, hi).set_tolerance(1e-8, 1e-9 * (hi - lo).max(1e-12));
     Executor::new(OneD(f), solver)
         .configure(|s| s.max_iters(100))
+        .timer(false)
         .run()
         .ok()
         .and_then(|r| r.state().get_best_param().copied())

@@ -1,1 +1,32 @@
-fn main() {}
+//! `cosine`: the command line of the Cosine self-designing key-value engine.
+//!
+//! Every error is printed as one line on stderr with exit code 2; nothing panics on bad input.
+
+mod commands;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+
+fn main() {
+    let cli = match commands::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            std::process::exit(2);
+        }
+        Err(e) => {
+            // clap's message without its "For more information" trailer: one line.
+            let text = e.render().to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let first = first.trim_start_matches("error: ");
+            eprintln!("error: {first} (see cosine --help)");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = commands::run(cli) {
+        let msg = format!("{e:#}").replace('\n', " ");
+        eprintln!("error: {msg}");
+        std::process::exit(2);
+    }
+}

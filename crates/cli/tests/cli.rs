@@ -1,0 +1,139 @@
+//! Runs the real `cosine` binary: valid commands print what the README promises, bad input of every kind gets
+//! one clear line on stderr and exit code 2.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn cosine(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosine")).args(args).output().expect("run cosine")
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+fn example(name: &str) -> String {
+    examples().join(name).to_string_lossy().into_owned()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+/// Exit code 2 and exactly one line on stderr that mentions `needle`.
+fn fails_with(args: &[&str], needle: &str) {
+    let out = cosine(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line expected, got: {err}");
+    assert!(err.to_lowercase().contains(&needle.to_lowercase()), "{args:?}: '{needle}' not in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn tmp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("cosine-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn tune_json_has_the_documented_fields() {
+    let v = json(&cosine(&["tune", "--workload", "0.25,0.25,0.25,0.25", "--json"]));
+    for k in ["policy", "size_ratio", "bits_per_entry", "buffer_bits", "cost", "worst_case_cost"] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    for k in ["z0", "z1", "q", "w"] {
+        assert!(v["costs"][k].as_f64().unwrap() >= 0.0);
+    }
+    assert_eq!(v["cost"], v["worst_case_cost"]);
+    let t = v["size_ratio"].as_f64().unwrap();
+    assert!((2.0..=100.0).contains(&t));
+}
+
+#[test]
+fn robust_tuning_reports_a_larger_worst_case() {
+    let v = json(&cosine(&["tune", "--workload", "endure-w11", "--rho", "0.5", "--json", "--model", "endure-code"]));
+    assert!(v["worst_case_cost"].as_f64().unwrap() > v["cost"].as_f64().unwrap());
+    let out = cosine(&["tune", "--workload", "endure-w11", "--rho", "0.5"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("worst case in KL ball"), "{text}");
+    assert!(text.contains("size ratio T"));
+}
+
+#[test]
+fn uncertainty_json() {
+    let v = json(&cosine(&["uncertainty", "--expected", "endure-w1", "--rho", "1", "--samples", "500", "--seed", "3", "--json"]));
+    assert_eq!(v["samples"], 500);
+    let d = &v["delta_throughput"];
+    assert!(d["q1"].as_f64().unwrap() <= d["median"].as_f64().unwrap());
+    assert!(d["median"].as_f64().unwrap() <= d["q3"].as_f64().unwrap());
+    assert!(v["throughput_range"]["robust"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn cost_json_has_the_documented_fields() {
+    for design in ["design-lsm.json", "design-btree.json", "design-lsh.json", "design-hybrid.json"] {
+        for model in ["distribution-aware", "worst-case"] {
+            let v = json(&cosine(&["cost", "--design", &example(design), "--workload", "ycsb-a", "--model", model, "--json"]));
+            for k in ["levels", "cold_levels", "fpr_sum", "total"] {
+                assert!(v.get(k).is_some(), "{design}: missing {k}");
+            }
+            for k in ["lookup", "empty_lookup", "insert", "blind_update", "rmw", "long_scan", "short_scan"] {
+                let x = v["per_op"][k].as_f64().unwrap();
+                assert!(x.is_finite() && x >= 0.0, "{design} {model} {k} = {x}");
+            }
+        }
+    }
+    let q = json(&cosine(&["cost", "--design", &example("design-lsm.json"), "--workload", &example("workload-skewed-writes.json"), "--quirks", "reference", "--json"]));
+    assert_eq!(q["quirks"], true);
+}
+
+#[test]
+fn cost_classes_follow_algorithm_3() {
+    for (design, class) in [("design-lsm.json", "lsm"), ("design-btree.json", "btree"), ("design-lsh.json", "lsh"), ("design-hybrid.json", "hybrid")] {
+        let v = json(&cosine(&["cost", "--design", &example(design), "--workload", "ycsb-c", "--json"]));
+        assert_eq!(v["class"], class, "{design}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    fails_with(&["tune", "--workload", "ycsb-z"], "unknown workload");
+    fails_with(&["tune", "--workload", "endure-w1", "--rho", "-1"], "rho");
+    fails_with(&["tune", "--workload", "1.5,-0.5,0,0"], "outside [0, 1]");
+    fails_with(&["tune", "--workload", "0.5,0.5,0.5,0.5"], "sum");
+    fails_with(&["tune", "--workload", "0.5,0.5"], "four");
+    fails_with(&["tune", "--workload", "a,b,c,d"], "not a number");
+    fails_with(&["tune", "--workload", "endure-w1", "--entries", "-5"], "entries");
+    fails_with(&["tune", "--workload", "endure-w1", "--bits-per-entry", "0.01"], "buffer");
+    fails_with(&["tune", "--workload", "endure-w1", "--rho", "abc"], "rho");
+    fails_with(&["uncertainty", "--expected", "nope", "--rho", "1"], "unknown workload");
+    fails_with(&["uncertainty", "--expected", "endure-w1", "--rho", "-0.5"], "rho");
+    fails_with(&["cost", "--design", "/nonexistent/design.json", "--workload", "ycsb-a"], "cannot read");
+    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", "ycsb-q"], "unknown workload");
+    let malformed = tmp_file("malformed.json", "{\"mix\": {\"lookup\": 1.0");
+    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", &malformed], "malformed workload");
+    let fraction = tmp_file("fraction.json", r#"{"mix": {"lookup": 1.2, "insert": -0.2}}"#);
+    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", &fraction], "outside [0, 1]");
+    let sum = tmp_file("sum.json", r#"{"mix": {"lookup": 0.5, "insert": 0.6}}"#);
+    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", &sum], "sum");
+    let design = tmp_file("k.json", r#"{"size_ratio": 4, "hot_runs": 4, "cold_runs": 1, "buffer_bytes": 1048576, "filter_bytes": 0, "fence_bytes": 0}"#);
+    fails_with(&["cost", "--design", &design, "--workload", "ycsb-a"], "hot_runs");
+    let neg = tmp_file("neg.json", r#"{"size_ratio": 4, "hot_runs": 1, "cold_runs": 1, "buffer_bytes": -1, "filter_bytes": 0, "fence_bytes": 0}"#);
+    fails_with(&["cost", "--design", &neg, "--workload", "ycsb-a"], "non-negative");
+    let truncated = tmp_file("trunc.json", r#"{"size_ratio": 4, "hot_ru"#);
+    fails_with(&["cost", "--design", &truncated, "--workload", "ycsb-a"], "malformed design");
+    fails_with(&["frobnicate"], "unrecognized subcommand");
+}
+
+#[test]
+fn workloads_lists_every_name() {
+    let out = cosine(&["workloads"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert_eq!(text.lines().count(), 21);
+    assert!(text.contains("ycsb-e") && text.contains("endure-w14"));
+}
