@@ -137,7 +137,7 @@ fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, clas
     let mut runs = vec![1.0; l as usize + 1];
     let mut run_entries = vec![eb; l as usize + 1];
     for i in 1..=l {
-        let hot = i + 1 <= h; // levels 1..=h−1 hold K runs
+        let hot = i < h; // levels 1..=h−1 hold K runs
         runs[i as usize] = if hot { k } else { z };
         run_entries[i as usize] = if hot {
             eb * t.powi(i as i32) / k
@@ -368,10 +368,10 @@ impl DistributionAware {
             return Err(ModelError::BufferTooSmall { buffer_bytes: design.buffer_bytes, entry_bytes: workload.entry_bytes() });
         }
         let q = &self.quirks;
-        let shape = data_shape(design, workload, &keys, q);
+        let shape = data_shape(design, workload, keys, q);
         let b = shape.entries_per_block;
         if design.filter_bytes == 0 && design.size_ratio as f64 > b {
-            return Ok(self.evaluate_lsh(design, workload, &shape, &keys));
+            return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let btree_hint = design.filter_bytes == 0;
         let (tree, filter_bytes, fence_bytes) = build_tree(design, &shape, q, btree_hint);
@@ -393,7 +393,7 @@ impl DistributionAware {
         if q.btree_discount && class == DesignClass::Btree {
             lookup *= self.calibration.btree_read_discount;
         }
-        let insert = insert_cost(&tree, &keys, &parts, q);
+        let insert = insert_cost(&tree, keys, &parts, q);
         let filtered = filter_bytes > 0.0;
         let blind_update = if filtered { insert } else { lookup + 1.0 / b };
         let rmw = if filtered { lookup + insert } else { lookup + 1.0 / b };
@@ -401,7 +401,7 @@ impl DistributionAware {
         let s = workload.scan_length as f64;
         let n = shape.entries;
         let is_btree_scan = if q.btree_discount {
-            design.size_ratio % 16 == 0 && design.hot_runs == 1 && !filtered
+            design.size_ratio.is_multiple_of(16) && design.hot_runs == 1 && !filtered
         } else {
             class == DesignClass::Btree
         };

@@ -7,6 +7,8 @@
 //! * [`endure`]: Endure's LSM model (Z0, Z1, Q, W) for nominal and robust tuning.
 //! * [`cpu`]: Amdahl's g(φ, η), the φ library, latency and throughput (Eq. 2-3).
 #![warn(missing_docs)]
+// `!(x > 0.0)` is deliberate: it also rejects NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod bloom;
 pub mod cpu;

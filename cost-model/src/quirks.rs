@@ -61,6 +61,7 @@ impl ReferenceQuirks {
     };
 
     /// ln 2 as the reference code computes it when `approximate_ln2` is set.
+    #[allow(clippy::approx_constant)] // 2.7182 is the reference code's own truncated e
     pub fn ln2(&self) -> f64 {
         if self.approximate_ln2 {
             2f64.ln() / 2.7182f64.ln()

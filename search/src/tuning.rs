@@ -151,7 +151,7 @@ impl TuneProblem {
             let mut cand = vec![end];
             if s.variant == EndureVariant::Code && end > start {
                 cand.push(start);
-                if let Some(h) = minimize_1d(|h| eval(h), start, end) {
+                if let Some(h) = minimize_1d(eval, start, end) {
                     cand.push(h);
                 }
             }
@@ -181,7 +181,7 @@ impl TuneProblem {
             .collect();
         let mut best: Option<(Tuning, f64)> = None;
         let mut consider = |tuning: Tuning, v: f64| {
-            if best.map_or(true, |(_, b)| v < b) {
+            if best.is_none_or(|(_, b)| v < b) {
                 best = Some((tuning, v));
             }
         };
@@ -266,8 +266,7 @@ mod tests {
     fn nominal_matches_brute_force_within_a_tenth_of_a_percent() {
         for (i, w) in ENDURE_EXPECTED.iter().enumerate() {
             for variant in [EndureVariant::Paper, EndureVariant::Code] {
-                let mut sys = EndureSystem::default();
-                sys.variant = variant;
+                let sys = EndureSystem { variant, ..Default::default() };
                 let p = TuneProblem::new(sys, *w, 0.0).unwrap();
                 let got = p.solve();
                 let grid = brute(&p, 0.1, 400);
