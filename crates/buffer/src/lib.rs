@@ -1,0 +1,273 @@
+//! The in-memory write buffer of M_B bytes (Cosine Table 1). Two shapes behind one trait:
+//! * [`SortedBuffer`]: a concurrent skiplist kept in key order, for LSM, B-tree-like and hybrid designs (range
+//!   scans read it in order);
+//! * [`HashLogBuffer`]: a hash-indexed log for LSH-like (FASTER-like) designs: O(1) point access, sorted only
+//!   when it is scanned or flushed.
+//!
+//! Writers are serialised by the engine (the write-ahead log fixes the order); readers run concurrently.
+#![warn(missing_docs)]
+
+use crossbeam_skiplist::SkipMap;
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A stored version of a key: its sequence number and the value, `None` for a deletion (tombstone).
+pub type Versioned = (u64, Option<Vec<u8>>);
+
+/// One entry as it leaves the buffer: key, sequence number, value (`None` = tombstone).
+pub type BufferEntry = (Vec<u8>, u64, Option<Vec<u8>>);
+
+/// Bytes an entry is charged in the buffer: key + value + 16 bytes of bookkeeping.
+pub fn charge(key: &[u8], value: &Option<Vec<u8>>) -> usize {
+    key.len() + value.as_ref().map_or(0, |v| v.len()) + 16
+}
+
+/// The write buffer's operations.
+pub trait WriteBuffer: Send + Sync {
+    /// Inserts or replaces `key` (the caller serialises writers and passes increasing sequence numbers).
+    fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>);
+    /// The newest version of `key` in the buffer.
+    fn get(&self, key: &[u8]) -> Option<Versioned>;
+    /// The entries with keys in the range, in key order.
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry>;
+    /// Every entry in key order (for flushing).
+    fn sorted_entries(&self) -> Vec<BufferEntry>;
+    /// Bytes charged so far.
+    fn bytes(&self) -> usize;
+    /// Entries held.
+    fn len(&self) -> usize;
+    /// True when nothing is held.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Capacity in bytes (M_B).
+    fn capacity(&self) -> usize;
+    /// True once the buffer holds at least its capacity and should be frozen and flushed.
+    fn is_full(&self) -> bool {
+        self.bytes() >= self.capacity()
+    }
+}
+
+/// A sorted buffer on a lock-free skiplist.
+pub struct SortedBuffer {
+    map: SkipMap<Vec<u8>, Versioned>,
+    bytes: AtomicUsize,
+    capacity: usize,
+}
+
+impl SortedBuffer {
+    /// An empty buffer of `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        SortedBuffer { map: SkipMap::new(), bytes: AtomicUsize::new(0), capacity }
+    }
+}
+
+fn in_range(key: &[u8], start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
+    let lo = match start {
+        Bound::Included(s) => key >= s,
+        Bound::Excluded(s) => key > s,
+        Bound::Unbounded => true,
+    };
+    let hi = match end {
+        Bound::Included(e) => key <= e,
+        Bound::Excluded(e) => key < e,
+        Bound::Unbounded => true,
+    };
+    lo && hi
+}
+
+impl WriteBuffer for SortedBuffer {
+    fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
+        let add = charge(&key, &value);
+        let old = self.map.get(&key).map(|e| charge(e.key(), &e.value().1));
+        self.map.insert(key, (seq, value));
+        self.bytes.fetch_add(add, Ordering::Relaxed);
+        if let Some(old) = old {
+            self.bytes.fetch_sub(old.min(self.bytes.load(Ordering::Relaxed)), Ordering::Relaxed);
+        }
+    }
+
+    fn get(&self, key: &[u8]) -> Option<Versioned> {
+        self.map.get(key).map(|e| e.value().clone())
+    }
+
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry> {
+        if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) = (start, end) {
+            if s > e {
+                return Vec::new();
+            }
+        }
+        let owned = |b: Bound<&[u8]>| match b {
+            Bound::Included(k) => Bound::Included(k.to_vec()),
+            Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        self.map
+            .range((owned(start), owned(end)))
+            .filter(|e| in_range(e.key(), start, end))
+            .map(|e| (e.key().clone(), e.value().0, e.value().1.clone()))
+            .collect()
+    }
+
+    fn sorted_entries(&self) -> Vec<BufferEntry> {
+        self.map.iter().map(|e| (e.key().clone(), e.value().0, e.value().1.clone())).collect()
+    }
+
+    fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+/// A hash-indexed log: the in-memory mutable region of a FASTER-like design.
+pub struct HashLogBuffer {
+    map: RwLock<HashMap<Vec<u8>, Versioned>>,
+    bytes: AtomicUsize,
+    capacity: usize,
+}
+
+impl HashLogBuffer {
+    /// An empty buffer of `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        HashLogBuffer { map: RwLock::new(HashMap::new()), bytes: AtomicUsize::new(0), capacity }
+    }
+}
+
+impl WriteBuffer for HashLogBuffer {
+    fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
+        let add = charge(&key, &value);
+        let mut map = self.map.write();
+        let old = map.get(&key).map(|v| charge(&key, &v.1));
+        map.insert(key, (seq, value));
+        self.bytes.fetch_add(add, Ordering::Relaxed);
+        if let Some(old) = old {
+            self.bytes.fetch_sub(old.min(self.bytes.load(Ordering::Relaxed)), Ordering::Relaxed);
+        }
+    }
+
+    fn get(&self, key: &[u8]) -> Option<Versioned> {
+        self.map.read().get(key).cloned()
+    }
+
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry> {
+        let mut v: Vec<BufferEntry> = self
+            .map
+            .read()
+            .iter()
+            .filter(|(k, _)| in_range(k, start, end))
+            .map(|(k, (s, v))| (k.clone(), *s, v.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    fn sorted_entries(&self) -> Vec<BufferEntry> {
+        self.range(Bound::Unbounded, Bound::Unbounded)
+    }
+
+    fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn len(&self) -> usize {
+        self.map.read().len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+/// The buffer a design asks for (enum dispatch: no virtual call on the lookup path).
+pub enum Buffer {
+    /// Sorted skiplist.
+    Sorted(SortedBuffer),
+    /// Hash-indexed log.
+    HashLog(HashLogBuffer),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            Buffer::Sorted($b) => $e,
+            Buffer::HashLog($b) => $e,
+        }
+    };
+}
+
+impl WriteBuffer for Buffer {
+    fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
+        dispatch!(self, b => b.insert(key, seq, value))
+    }
+    fn get(&self, key: &[u8]) -> Option<Versioned> {
+        dispatch!(self, b => b.get(key))
+    }
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry> {
+        dispatch!(self, b => b.range(start, end))
+    }
+    fn sorted_entries(&self) -> Vec<BufferEntry> {
+        dispatch!(self, b => b.sorted_entries())
+    }
+    fn bytes(&self) -> usize {
+        dispatch!(self, b => b.bytes())
+    }
+    fn len(&self) -> usize {
+        dispatch!(self, b => b.len())
+    }
+    fn capacity(&self) -> usize {
+        dispatch!(self, b => b.capacity())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exercise(b: &dyn WriteBuffer) {
+        b.insert(b"b".to_vec(), 1, Some(b"1".to_vec()));
+        b.insert(b"a".to_vec(), 2, Some(b"2".to_vec()));
+        b.insert(b"c".to_vec(), 3, None);
+        b.insert(b"b".to_vec(), 4, Some(b"3".to_vec()));
+        assert_eq!(b.len(), 3);
+        assert_eq!(b.get(b"b"), Some((4, Some(b"3".to_vec()))));
+        assert_eq!(b.get(b"c"), Some((3, None)));
+        assert_eq!(b.get(b"z"), None);
+        let keys: Vec<Vec<u8>> = b.sorted_entries().into_iter().map(|e| e.0).collect();
+        assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        let r = b.range(Bound::Excluded(b"a"), Bound::Included(b"b"));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].0, b"b".to_vec());
+        assert!(b.range(Bound::Included(b"c"), Bound::Excluded(b"a")).is_empty());
+        // replaced entries are not double-charged
+        assert_eq!(b.bytes(), charge(b"a", &Some(b"2".to_vec())) * 2 + charge(b"c", &None));
+    }
+
+    #[test]
+    fn sorted_buffer() {
+        exercise(&SortedBuffer::new(1 << 20));
+    }
+
+    #[test]
+    fn hash_log_buffer() {
+        exercise(&HashLogBuffer::new(1 << 20));
+    }
+
+    #[test]
+    fn fills_up() {
+        let b = Buffer::Sorted(SortedBuffer::new(100));
+        assert!(!b.is_full());
+        for i in 0..10u8 {
+            b.insert(vec![i], i as u64, Some(vec![0; 8]));
+        }
+        assert!(b.is_full());
+    }
+}

@@ -1,0 +1,383 @@
+//! Fence pointers (Cosine Table 1, M_FP): how a lookup finds the one block of a file that may hold a key.
+//!
+//! * [`Fences`]: the minimum key of every data block. Hot levels keep them in memory: a lookup costs no I/O to
+//!   find its block.
+//! * Cold levels keep them on disk as index blocks, like B-tree internal nodes; only a small top index (the
+//!   minimum key of every index block) stays in memory, so a lookup reads one index block, then one data block.
+//! * [`HashIndex`]: for LSH-like designs, a hash of every key to its block, in memory.
+//!
+//! All three answer [`BlockLocator::locate`]. Encodings are little-endian; the run file checksums them.
+#![warn(missing_docs)]
+
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// Where a block lives in its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockHandle {
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Length in bytes (including its checksum).
+    pub len: u32,
+    /// Block number within its section (data blocks and index blocks are numbered separately).
+    pub block: u32,
+}
+
+/// An index section that does not decode.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("fence pointers are invalid: {0}")]
+pub struct FenceDecodeError(pub &'static str);
+
+/// What a locator says about a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locate {
+    /// Read this data block.
+    Block(BlockHandle),
+    /// Read this index block first (cold level), then locate again in it.
+    IndexBlock(BlockHandle),
+    /// The key cannot be in this file.
+    Absent,
+}
+
+/// The seam between a file and its index: hot fences, a cold top index, or a hash index.
+pub trait BlockLocator: Send + Sync {
+    /// Where `key` may be.
+    fn locate(&self, key: &[u8]) -> Locate;
+    /// Bytes of memory held.
+    fn memory_bytes(&self) -> usize;
+}
+
+/// Sorted minimum keys of consecutive blocks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fences {
+    keys: Vec<Vec<u8>>,
+    handles: Vec<BlockHandle>,
+    key_bytes: usize,
+}
+
+impl Fences {
+    /// No fences.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends the fence of the next block (keys must not decrease).
+    pub fn push(&mut self, first_key: Vec<u8>, handle: BlockHandle) {
+        debug_assert!(self.keys.last().is_none_or(|k| *k <= first_key));
+        self.key_bytes += first_key.len();
+        self.keys.push(first_key);
+        self.handles.push(handle);
+    }
+
+    /// Number of fences.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The index of the last block whose first key is ≤ `key`, if any.
+    pub fn find(&self, key: &[u8]) -> Option<usize> {
+        let n = self.keys.partition_point(|k| k.as_slice() <= key);
+        n.checked_sub(1)
+    }
+
+    /// The `i`-th block's handle.
+    pub fn handle(&self, i: usize) -> BlockHandle {
+        self.handles[i]
+    }
+
+    /// The `i`-th block's first key.
+    pub fn first_key(&self, i: usize) -> &[u8] {
+        &self.keys[i]
+    }
+
+    /// All handles in order.
+    pub fn handles(&self) -> &[BlockHandle] {
+        &self.handles
+    }
+
+    /// Bytes of memory: keys plus 16 bytes per handle.
+    pub fn encoded_entry_bytes(key: &[u8]) -> usize {
+        4 + key.len() + 16
+    }
+
+    /// Appends the encoding: `[u32 n]` then n × `[u32 klen][key][u64 offset][u32 len][u32 block]`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
+        for (k, h) in self.keys.iter().zip(&self.handles) {
+            out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            out.extend_from_slice(k);
+            out.extend_from_slice(&h.offset.to_le_bytes());
+            out.extend_from_slice(&h.len.to_le_bytes());
+            out.extend_from_slice(&h.block.to_le_bytes());
+        }
+    }
+
+    /// Decodes an encoding made by `encode`.
+    pub fn decode(input: &[u8]) -> Result<Self, FenceDecodeError> {
+        let mut r = Reader { buf: input, pos: 0 };
+        let n = r.u32()? as usize;
+        if n > input.len() / 20 + 1 {
+            return Err(FenceDecodeError("count larger than the section"));
+        }
+        let mut f = Fences::new();
+        for _ in 0..n {
+            let klen = r.u32()? as usize;
+            let key = r.bytes(klen)?.to_vec();
+            let offset = r.u64()?;
+            let len = r.u32()?;
+            let block = r.u32()?;
+            if f.keys.last().is_some_and(|k| *k > key) {
+                return Err(FenceDecodeError("keys out of order"));
+            }
+            f.push(key, BlockHandle { offset, len, block });
+        }
+        Ok(f)
+    }
+
+    /// Splits the fences into index blocks of about `block_bytes` each (encoded), for the cold layout.
+    /// Returns the encoded blocks with the first key of each.
+    pub fn split_into_blocks(&self, block_bytes: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut cur = Fences::new();
+        let mut size = 4;
+        for (k, h) in self.keys.iter().zip(&self.handles) {
+            let add = Self::encoded_entry_bytes(k);
+            if !cur.is_empty() && size + add > block_bytes {
+                let mut enc = Vec::with_capacity(size);
+                cur.encode(&mut enc);
+                out.push((cur.keys[0].clone(), enc));
+                cur = Fences::new();
+                size = 4;
+            }
+            cur.push(k.clone(), *h);
+            size += add;
+        }
+        if !cur.is_empty() {
+            let mut enc = Vec::new();
+            cur.encode(&mut enc);
+            out.push((cur.keys[0].clone(), enc));
+        }
+        out
+    }
+}
+
+impl BlockLocator for Fences {
+    fn locate(&self, key: &[u8]) -> Locate {
+        match self.find(key) {
+            Some(i) => Locate::Block(self.handles[i]),
+            None => Locate::Absent,
+        }
+    }
+    fn memory_bytes(&self) -> usize {
+        self.key_bytes + self.keys.len() * (16 + 24)
+    }
+}
+
+/// The in-memory top of a cold file's cascading index: one fence per index block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopIndex(pub Fences);
+
+impl BlockLocator for TopIndex {
+    fn locate(&self, key: &[u8]) -> Locate {
+        match self.0.find(key) {
+            Some(i) => Locate::IndexBlock(self.0.handle(i)),
+            None => Locate::Absent,
+        }
+    }
+    fn memory_bytes(&self) -> usize {
+        self.0.memory_bytes()
+    }
+}
+
+/// FNV-1a, 64 bits: a hash that is stable across builds, so hash indexes stored on disk stay valid.
+pub fn stable_hash(key: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// A hash index: the block of every key, by a stable 64-bit hash (LSH-like designs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HashIndex {
+    map: HashMap<u64, u32>,
+    /// Blocks of keys whose hash collides with another key's in a different block.
+    collisions: HashMap<u64, Vec<u32>>,
+    handles: Vec<BlockHandle>,
+}
+
+impl HashIndex {
+    /// An index over `entries` (key hash, block number) with the blocks' handles.
+    pub fn build(entries: impl IntoIterator<Item = (u64, u32)>, handles: Vec<BlockHandle>) -> Self {
+        let mut idx = HashIndex { map: HashMap::new(), collisions: HashMap::new(), handles };
+        for (h, b) in entries {
+            idx.insert(h, b);
+        }
+        idx
+    }
+
+    fn insert(&mut self, h: u64, b: u32) {
+        match self.map.get(&h) {
+            None => {
+                self.map.insert(h, b);
+            }
+            Some(&old) if old != b => {
+                let v = self.collisions.entry(h).or_default();
+                if !v.contains(&b) {
+                    v.push(b);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Every block that may hold `key` (usually one).
+    pub fn blocks(&self, key: &[u8]) -> Vec<BlockHandle> {
+        let h = stable_hash(key);
+        let mut v: Vec<BlockHandle> = self.map.get(&h).map(|&b| self.handles[b as usize]).into_iter().collect();
+        if let Some(extra) = self.collisions.get(&h) {
+            v.extend(extra.iter().map(|&b| self.handles[b as usize]));
+        }
+        v
+    }
+
+    /// Encoding: `[u64 n]` n × `[u64 hash][u32 block]`, then `[u32 m]` m × handle (`[u64 off][u32 len][u32 block]`).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut pairs: Vec<(u64, u32)> = self.map.iter().map(|(h, b)| (*h, *b)).collect();
+        for (h, v) in &self.collisions {
+            pairs.extend(v.iter().map(|b| (*h, *b)));
+        }
+        pairs.sort_unstable();
+        out.extend_from_slice(&(pairs.len() as u64).to_le_bytes());
+        for (h, b) in pairs {
+            out.extend_from_slice(&h.to_le_bytes());
+            out.extend_from_slice(&b.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.handles.len() as u32).to_le_bytes());
+        for h in &self.handles {
+            out.extend_from_slice(&h.offset.to_le_bytes());
+            out.extend_from_slice(&h.len.to_le_bytes());
+            out.extend_from_slice(&h.block.to_le_bytes());
+        }
+    }
+
+    /// Decodes `encode`'s output.
+    pub fn decode(input: &[u8]) -> Result<Self, FenceDecodeError> {
+        let mut r = Reader { buf: input, pos: 0 };
+        let n = r.u64()? as usize;
+        if n > input.len() / 12 + 1 {
+            return Err(FenceDecodeError("hash count larger than the section"));
+        }
+        let mut pairs = Vec::with_capacity(n);
+        for _ in 0..n {
+            pairs.push((r.u64()?, r.u32()?));
+        }
+        let m = r.u32()? as usize;
+        if m > input.len() / 16 + 1 {
+            return Err(FenceDecodeError("handle count larger than the section"));
+        }
+        let mut handles = Vec::with_capacity(m);
+        for _ in 0..m {
+            handles.push(BlockHandle { offset: r.u64()?, len: r.u32()?, block: r.u32()? });
+        }
+        if pairs.iter().any(|(_, b)| *b as usize >= handles.len()) {
+            return Err(FenceDecodeError("block number out of range"));
+        }
+        Ok(HashIndex::build(pairs, handles))
+    }
+}
+
+impl BlockLocator for HashIndex {
+    fn locate(&self, key: &[u8]) -> Locate {
+        match self.blocks(key).first() {
+            Some(h) => Locate::Block(*h),
+            None => Locate::Absent,
+        }
+    }
+    fn memory_bytes(&self) -> usize {
+        self.map.len() * 16 + self.collisions.len() * 40 + self.handles.len() * 16
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8], FenceDecodeError> {
+        let end = self.pos.checked_add(n).ok_or(FenceDecodeError("length overflow"))?;
+        let s = self.buf.get(self.pos..end).ok_or(FenceDecodeError("truncated"))?;
+        self.pos = end;
+        Ok(s)
+    }
+    fn u32(&mut self) -> Result<u32, FenceDecodeError> {
+        Ok(u32::from_le_bytes(self.bytes(4)?.try_into().map_err(|_| FenceDecodeError("u32"))?))
+    }
+    fn u64(&mut self) -> Result<u64, FenceDecodeError> {
+        Ok(u64::from_le_bytes(self.bytes(8)?.try_into().map_err(|_| FenceDecodeError("u64"))?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn h(i: u32) -> BlockHandle {
+        BlockHandle { offset: i as u64 * 100, len: 100, block: i }
+    }
+
+    #[test]
+    fn find_the_block() {
+        let mut f = Fences::new();
+        for (i, k) in [b"b", b"d", b"f"].iter().enumerate() {
+            f.push(k.to_vec(), h(i as u32));
+        }
+        assert_eq!(f.locate(b"a"), Locate::Absent);
+        assert_eq!(f.locate(b"b"), Locate::Block(h(0)));
+        assert_eq!(f.locate(b"c"), Locate::Block(h(0)));
+        assert_eq!(f.locate(b"e"), Locate::Block(h(1)));
+        assert_eq!(f.locate(b"z"), Locate::Block(h(2)));
+    }
+
+    #[test]
+    fn hash_index_round_trip() {
+        let idx = HashIndex::build((0..100u32).map(|i| (stable_hash(&i.to_le_bytes()), i / 10)), (0..10).map(h).collect());
+        let mut enc = Vec::new();
+        idx.encode(&mut enc);
+        let back = HashIndex::decode(&enc).unwrap();
+        assert_eq!(back.locate(&55u32.to_le_bytes()), Locate::Block(h(5)));
+        assert!(HashIndex::decode(&enc[..enc.len() - 3]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn cascade_agrees_with_flat(mut keys in proptest::collection::btree_set(proptest::collection::vec(any::<u8>(), 1..12), 1..300),
+                                    probe in proptest::collection::vec(any::<u8>(), 0..12), block in 64usize..512) {
+            let keys: Vec<Vec<u8>> = std::mem::take(&mut keys).into_iter().collect();
+            let mut f = Fences::new();
+            for (i, k) in keys.iter().enumerate() { f.push(k.clone(), h(i as u32)); }
+            let mut enc = Vec::new();
+            f.encode(&mut enc);
+            prop_assert_eq!(Fences::decode(&enc).unwrap(), f.clone());
+            // two-level lookup through index blocks gives the same block as the flat fences
+            let blocks = f.split_into_blocks(block);
+            let mut top = Fences::new();
+            for (i, (first, _)) in blocks.iter().enumerate() { top.push(first.clone(), h(i as u32)); }
+            let flat = f.locate(&probe);
+            let cascaded = match TopIndex(top).locate(&probe) {
+                Locate::IndexBlock(ib) => Fences::decode(&blocks[ib.block as usize].1).unwrap().locate(&probe),
+                other => other,
+            };
+            prop_assert_eq!(flat, cascaded);
+        }
+    }
+}
