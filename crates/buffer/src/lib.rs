@@ -188,6 +188,7 @@ impl WriteBuffer for HashLogBuffer {
 }
 
 /// The buffer a design asks for (enum dispatch: no virtual call on the lookup path).
+#[allow(clippy::large_enum_variant)] // one buffer per engine; boxing would add an indirection to every access
 pub enum Buffer {
     /// Sorted skiplist.
     Sorted(SortedBuffer),

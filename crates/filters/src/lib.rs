@@ -28,7 +28,7 @@ impl KeyFilter {
     /// Builds a filter over `keys` with `bits_per_key` bits per key; `None` when no bits are given or there
     /// are no keys (a level without a filter).
     pub fn build<'a>(keys: impl IntoIterator<Item = &'a [u8]>, count: usize, bits_per_key: f64) -> Option<Self> {
-        if count == 0 || !(bits_per_key > 0.05) {
+        if count == 0 || bits_per_key.is_nan() || bits_per_key <= 0.05 {
             return None;
         }
         let bytes = ((count as f64 * bits_per_key) / 8.0).ceil().max(1.0) as usize;

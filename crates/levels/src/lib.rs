@@ -1,0 +1,18 @@
+//! The on-disk part of the engine template (Cosine Section 6): immutable sorted runs of B-byte checksummed
+//! blocks ([`runfile`]), levels growing by T ([`version`]), the compaction policy as a pure planner
+//! ([`planner`]) and the mechanism that carries plans out ([`compaction`], [`merge`]). This crate owns no
+//! threads; the engine decides when to flush and compact.
+#![warn(missing_docs)]
+
+pub mod compaction;
+pub mod error;
+pub mod merge;
+pub mod planner;
+pub mod runfile;
+pub mod stats;
+pub mod version;
+
+pub use error::{Error, Result};
+pub use runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions};
+pub use stats::{IoStats, LevelSnapshot};
+pub use version::{Level, Run, Version};

@@ -1,0 +1,96 @@
+//! I/O counters, per level: what the engine did, in the units the cost model predicts.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Most levels counted separately; deeper levels share the last slot.
+pub const MAX_LEVELS: usize = 32;
+
+/// Counters for one disk level.
+#[derive(Debug, Default)]
+pub struct LevelCounters {
+    /// Data blocks read by lookups and scans.
+    pub block_reads: AtomicU64,
+    /// On-disk index blocks read by lookups and scans (cold levels).
+    pub index_reads: AtomicU64,
+    /// Blocks (data and index) written by flushes and compactions into this level.
+    pub block_writes: AtomicU64,
+    /// Filter probes.
+    pub filter_probes: AtomicU64,
+    /// Probes the filter answered "absent" (I/O saved).
+    pub filter_negatives: AtomicU64,
+    /// Probes the filter answered "present" for a key the block did not hold.
+    pub false_positives: AtomicU64,
+    /// Blocks read by compactions out of this level.
+    pub compaction_reads: AtomicU64,
+}
+
+/// Counters for every level plus byte totals.
+#[derive(Debug)]
+pub struct IoStats {
+    levels: Vec<LevelCounters>,
+    /// Bytes written by flushes (buffer to level 1).
+    pub bytes_flushed: AtomicU64,
+    /// Bytes read by compactions.
+    pub bytes_compacted_read: AtomicU64,
+    /// Bytes written by compactions.
+    pub bytes_compacted_written: AtomicU64,
+}
+
+impl Default for IoStats {
+    fn default() -> Self {
+        IoStats {
+            levels: (0..MAX_LEVELS).map(|_| LevelCounters::default()).collect(),
+            bytes_flushed: AtomicU64::new(0),
+            bytes_compacted_read: AtomicU64::new(0),
+            bytes_compacted_written: AtomicU64::new(0),
+        }
+    }
+}
+
+impl IoStats {
+    /// Counters of disk level `level` (1-based).
+    pub fn level(&self, level: usize) -> &LevelCounters {
+        &self.levels[level.clamp(1, MAX_LEVELS) - 1]
+    }
+
+    /// Adds one to a counter.
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A plain copy of every level's counters (levels 1..=n).
+    pub fn snapshot(&self, n: usize) -> Vec<LevelSnapshot> {
+        self.levels
+            .iter()
+            .take(n.min(MAX_LEVELS))
+            .map(|c| LevelSnapshot {
+                block_reads: c.block_reads.load(Ordering::Relaxed),
+                index_reads: c.index_reads.load(Ordering::Relaxed),
+                block_writes: c.block_writes.load(Ordering::Relaxed),
+                filter_probes: c.filter_probes.load(Ordering::Relaxed),
+                filter_negatives: c.filter_negatives.load(Ordering::Relaxed),
+                false_positives: c.false_positives.load(Ordering::Relaxed),
+                compaction_reads: c.compaction_reads.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+}
+
+/// A copy of one level's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LevelSnapshot {
+    /// Data blocks read by lookups and scans.
+    pub block_reads: u64,
+    /// Index blocks read by lookups and scans.
+    pub index_reads: u64,
+    /// Blocks written.
+    pub block_writes: u64,
+    /// Filter probes.
+    pub filter_probes: u64,
+    /// Filter "absent" answers.
+    pub filter_negatives: u64,
+    /// False positives.
+    pub false_positives: u64,
+    /// Blocks read by compactions.
+    pub compaction_reads: u64,
+}
