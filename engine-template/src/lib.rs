@@ -1,1 +1,24 @@
+//! `cosine-engine`: the templated storage engine. One codebase that takes the shape of an LSM-tree, a
+//! B-tree-like layout, a log-structured hash table or any hybrid, from a [`Design`] (Cosine Sections 2 and 6).
+//!
+//! The parts: a write buffer ([`cosine_buffer`]), Bloom filters ([`cosine_filters`]), fence pointers
+//! ([`cosine_fence_pointers`]) and levels of runs with their compaction policy ([`cosine_levels`]). This crate
+//! adds the write-ahead log, the manifest, recovery, the background flush and compaction thread, and the API.
+//!
+//! Durability: every write is appended to the log before it is acknowledged; with [`SyncMode::Always`] or
+//! [`SyncMode::Batch`] (the default, group commit) it is fsynced too, so no acknowledged write is lost when the
+//! process is killed. Every block, index, filter, log record and the manifest carries a CRC32C; damaged bytes
+//! give [`Error::Corruption`], never wrong data.
+#![warn(missing_docs)]
 
+mod engine;
+mod error;
+pub mod manifest;
+mod stats;
+pub mod wal;
+
+pub use cosine_design::{Design, DesignClass};
+pub use engine::{Engine, Options};
+pub use error::{Error, Result};
+pub use stats::{LevelStats, MemoryStats, Stats};
+pub use wal::SyncMode;

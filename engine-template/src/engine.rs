@@ -1,0 +1,828 @@
+//! The engine: composes a write buffer, filters, fence pointers and levels into one durable key-value store
+//! whose shape a [`Design`] picks.
+
+use crate::error::{io, Error, Result};
+use crate::manifest::{self, Manifest, RunRecord};
+use crate::stats::{LevelStats, MemoryStats, Stats};
+use crate::wal::{self, SyncMode, WalWriter};
+use cosine_buffer::{Buffer, HashLogBuffer, SortedBuffer, WriteBuffer};
+use cosine_design::{Design, DesignClass, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use cosine_levels::compaction::{self, file_path, Output};
+use cosine_levels::merge::{MergeIter, RunIter, Source};
+use cosine_levels::planner::{self, Plan, Policy};
+use cosine_levels::{IoStats, Run, RunFile, Version, WriterOptions};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::HashSet;
+use std::ops::{Bound, RangeBounds};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Most frozen buffers waiting for their flush before writers stall.
+const MAX_FROZEN: usize = 2;
+/// Stripes of the per-key locks that make read-modify-write atomic.
+const KEY_STRIPES: usize = 64;
+/// Cap on Monkey's bits per key when memory is plentiful (FPR ≈ 1e-9).
+const MAX_BITS_PER_KEY: f64 = 40.0;
+
+/// How to open an engine.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// When the write-ahead log is fsynced.
+    pub sync: SyncMode,
+}
+
+struct Frozen {
+    buffer: Arc<Buffer>,
+    /// Oldest log segment holding this buffer's records.
+    first_wal: u64,
+}
+
+struct State {
+    mem: Arc<Buffer>,
+    mem_first_wal: u64,
+    frozen: Vec<Frozen>, // newest first
+    version: Arc<Version>,
+}
+
+struct Writer {
+    wal: WalWriter,
+    scratch: Vec<u8>,
+}
+
+struct Inner {
+    dir: PathBuf,
+    design: Design,
+    lsh: bool,
+    opts: Options,
+    state: RwLock<State>,
+    writer: Mutex<Writer>,
+    /// Log position known to be fsynced.
+    synced_lsn: AtomicU64,
+    /// Serialises group-commit fsyncs (taken before the writer lock, never while holding it).
+    sync_lock: Mutex<()>,
+    stripes: Vec<Mutex<()>>,
+    seq: AtomicU64,
+    /// Highest sequence number whose buffer has been flushed into runs (the manifest's `last_seq`).
+    flushed_seq: AtomicU64,
+    next_id: AtomicU64,
+    stats: Arc<IoStats>,
+    user_bytes: AtomicU64,
+    work: Mutex<bool>,
+    work_cv: Condvar,
+    done_cv: Condvar,
+    shutdown: AtomicBool,
+    poisoned: Mutex<Option<String>>,
+    install: Mutex<()>,
+    adapted_from: Option<Design>,
+}
+
+/// A durable, concurrent key-value engine shaped by a [`Design`].
+///
+/// ```
+/// use cosine_engine::{Engine, Design};
+/// let dir = tempfile::tempdir().unwrap();
+/// let design = Design::rocksdb_like(1 << 20, 1 << 20, 1 << 20);
+/// let engine = Engine::open(dir.path(), &design).unwrap();
+/// engine.put(b"hello", b"world").unwrap();
+/// assert_eq!(engine.get(b"hello").unwrap().as_deref(), Some(&b"world"[..]));
+/// engine.delete(b"hello").unwrap();
+/// assert_eq!(engine.get(b"hello").unwrap(), None);
+/// engine.close().unwrap();
+/// ```
+pub struct Engine {
+    inner: Arc<Inner>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn is_lsh(design: &Design) -> bool {
+    match design.class {
+        Some(c) => c == DesignClass::Lsh,
+        None => design.filter_bytes == 0 && design.size_ratio > 64,
+    }
+}
+
+fn new_buffer(design: &Design, lsh: bool) -> Arc<Buffer> {
+    let cap = design.buffer_bytes.min(usize::MAX as u64) as usize;
+    Arc::new(if lsh { Buffer::HashLog(HashLogBuffer::new(cap)) } else { Buffer::Sorted(SortedBuffer::new(cap)) })
+}
+
+fn parse_id(name: &str, ext: &str) -> Option<u64> {
+    name.strip_suffix(ext)?.parse().ok()
+}
+
+impl Engine {
+    /// Opens (or creates) the database in `dir` with `design`, syncing the log on every write batch
+    /// (group commit).
+    pub fn open(dir: impl AsRef<Path>, design: &Design) -> Result<Engine> {
+        Self::open_with(dir, design, Options::default())
+    }
+
+    /// Opens with explicit options. A directory created with another design is adapted: existing files keep
+    /// their layout and are reshaped by later compactions under the new design ([`Stats::adapted_from`]).
+    pub fn open_with(dir: impl AsRef<Path>, design: &Design, opts: Options) -> Result<Engine> {
+        design.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let stored = manifest::load(&dir)?;
+        let stats = Arc::new(IoStats::default());
+        let lsh = is_lsh(design);
+        // ids in use on disk, so that new files never collide with leftovers
+        let mut max_id = 0u64;
+        let mut wal_ids = Vec::new();
+        let mut run_ids = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
+            let entry = entry.map_err(io(&dir))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(id) = parse_id(&name, ".wal") {
+                wal_ids.push(id);
+                max_id = max_id.max(id);
+            } else if let Some(id) = parse_id(&name, ".run") {
+                run_ids.push(id);
+                max_id = max_id.max(id);
+            }
+        }
+        wal_ids.sort_unstable();
+        let (mut version, last_seq, log_number, next_id, adapted_from) = match &stored {
+            Some(m) => {
+                let mut levels = Vec::new();
+                for runs in &m.levels {
+                    let mut level = cosine_levels::Level::default();
+                    for r in runs {
+                        let mut files = Vec::new();
+                        for id in &r.files {
+                            files.push(Arc::new(RunFile::open(&file_path(&dir, *id), *id)?));
+                        }
+                        level.runs.push(Arc::new(Run { id: r.id, files }));
+                    }
+                    levels.push(level);
+                }
+                let adapted = (m.design != *design).then(|| m.design.clone());
+                (Version { levels }, m.last_seq, m.log_number, m.next_id.max(max_id + 1), adapted)
+            }
+            None => (Version::default(), 0, 0, max_id + 1, None),
+        };
+        version.trim();
+        // files of a compaction or flush that never reached the manifest
+        let live: HashSet<u64> = version.files().map(|(_, f)| f.id).collect();
+        for id in run_ids {
+            if !live.contains(&id) {
+                let _ = std::fs::remove_file(file_path(&dir, id));
+            }
+        }
+        // replay the log into a buffer
+        let mem = new_buffer(design, lsh);
+        let mut seq = last_seq;
+        let live_wals: Vec<u64> = wal_ids.iter().copied().filter(|id| *id >= log_number).collect();
+        for (i, id) in live_wals.iter().enumerate() {
+            for rec in wal::replay(&dir, *id, i + 1 == live_wals.len())? {
+                if rec.seq > last_seq {
+                    mem.insert(rec.key, rec.seq, rec.value);
+                }
+                seq = seq.max(rec.seq);
+            }
+        }
+        for id in wal_ids.iter().filter(|id| **id < log_number) {
+            let _ = std::fs::remove_file(wal::segment_path(&dir, *id));
+        }
+        let next = AtomicU64::new(next_id);
+        let wal_id = next.fetch_add(1, Ordering::SeqCst);
+        let wal = WalWriter::create(&dir, wal_id, 0)?;
+        let mem_first_wal = live_wals.first().copied().unwrap_or(wal_id);
+        let inner = Arc::new(Inner {
+            dir: dir.clone(),
+            design: design.clone(),
+            lsh,
+            opts,
+            state: RwLock::new(State { mem, mem_first_wal, frozen: Vec::new(), version: Arc::new(version) }),
+            writer: Mutex::new(Writer { wal, scratch: Vec::new() }),
+            synced_lsn: AtomicU64::new(0),
+            sync_lock: Mutex::new(()),
+            stripes: (0..KEY_STRIPES).map(|_| Mutex::new(())).collect(),
+            seq: AtomicU64::new(seq),
+            flushed_seq: AtomicU64::new(last_seq),
+            next_id: next,
+            stats,
+            user_bytes: AtomicU64::new(0),
+            work: Mutex::new(false),
+            work_cv: Condvar::new(),
+            done_cv: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+            poisoned: Mutex::new(None),
+            install: Mutex::new(()),
+            adapted_from,
+        });
+        // record the (possibly new) design and make the residency of every file match it
+        {
+            let v = inner.state.read().version.clone();
+            inner.set_residency(&v)?;
+            inner.write_manifest(&v, inner.state.read().mem_first_wal)?;
+        }
+        let bg = inner.clone();
+        let worker = std::thread::Builder::new()
+            .name("cosine-compaction".into())
+            .spawn(move || bg.background())
+            .map_err(io(&dir))?;
+        let engine = Engine { inner, worker: Mutex::new(Some(worker)) };
+        if engine.inner.state.read().mem.is_full() {
+            engine.inner.freeze_if_full(&mut engine.inner.writer.lock(), true)?;
+        }
+        Ok(engine)
+    }
+
+    /// The design the engine runs with.
+    pub fn design(&self) -> &Design {
+        &self.inner.design
+    }
+
+    /// Stores `value` under `key`.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        check_sizes(key, Some(value))?;
+        let _g = self.inner.stripe(key).lock();
+        self.inner.write(key, Some(value))
+    }
+
+    /// Removes `key` (a tombstone).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        check_sizes(key, None)?;
+        let _g = self.inner.stripe(key).lock();
+        self.inner.write(key, None)
+    }
+
+    /// The value stored under `key`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if key.len() > MAX_KEY_BYTES as usize {
+            return Err(Error::KeyTooLarge(key.len()));
+        }
+        self.inner.get(key)
+    }
+
+    /// Atomically replaces the value of `key` by `f(current)`; `None` from `f` deletes it. Returns the new
+    /// value. No other write to `key` can interleave.
+    pub fn read_modify_write<F>(&self, key: &[u8], f: F) -> Result<Option<Vec<u8>>>
+    where
+        F: FnOnce(Option<&[u8]>) -> Option<Vec<u8>>,
+    {
+        check_sizes(key, None)?;
+        let _g = self.inner.stripe(key).lock();
+        let current = self.inner.get(key)?;
+        let next = f(current.as_deref());
+        if let Some(v) = &next {
+            check_sizes(key, Some(v))?;
+        }
+        self.inner.write(key, next.as_deref())?;
+        Ok(next)
+    }
+
+    /// Up to `limit` live entries with keys in `range`, in key order.
+    pub fn scan<R: RangeBounds<Vec<u8>>>(&self, range: R, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let start = range.start_bound().map(|k| k.as_slice());
+        let end = range.end_bound().map(|k| k.as_slice());
+        self.inner.scan(start, end, limit)
+    }
+
+    /// Forces the write buffer to disk and waits until every frozen buffer is flushed.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.check_poisoned()?;
+        {
+            let mut w = self.inner.writer.lock();
+            if !self.inner.state.read().mem.is_empty() {
+                self.inner.freeze(&mut w)?;
+            }
+        }
+        self.inner.wait_for(|s| s.frozen.is_empty())?;
+        Ok(())
+    }
+
+    /// Waits until no compaction is pending (the tree matches its design).
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner.signal();
+        self.inner.wait_for(|s| {
+            s.frozen.is_empty() && {
+                let p = Policy::of(&self.inner.design, self.inner.hot_levels(&s.version));
+                planner::plan(&compaction::view(&s.version), &p) == Plan::Nothing
+            }
+        })
+    }
+
+    /// Counters and shape: I/Os per level, filter probes, bytes flushed and compacted, amplification, memory.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// Makes every acknowledged write durable, stops background work and closes the engine.
+    pub fn close(self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        let synced = self.inner.writer.lock().wal.sync();
+        self.inner.shutdown.store(true, Ordering::SeqCst);
+        self.inner.signal();
+        if let Some(h) = self.worker.lock().take() {
+            let _ = h.join();
+        }
+        synced
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+fn check_sizes(key: &[u8], value: Option<&[u8]>) -> Result<()> {
+    if key.len() > MAX_KEY_BYTES as usize {
+        return Err(Error::KeyTooLarge(key.len()));
+    }
+    if let Some(v) = value {
+        if v.len() as u64 > MAX_VALUE_BYTES {
+            return Err(Error::ValueTooLarge(v.len()));
+        }
+    }
+    Ok(())
+}
+
+impl Inner {
+    fn stripe(&self, key: &[u8]) -> &Mutex<()> {
+        &self.stripes[(cosine_fence_pointers::stable_hash(key) % KEY_STRIPES as u64) as usize]
+    }
+
+    fn check_poisoned(&self) -> Result<()> {
+        if self.shutdown.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
+        match &*self.poisoned.lock() {
+            Some(m) => Err(Error::Poisoned(m.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn poison(&self, e: &Error) {
+        let mut p = self.poisoned.lock();
+        if p.is_none() {
+            *p = Some(e.to_string());
+        }
+        self.done_cv.notify_all();
+    }
+
+    fn signal(&self) {
+        *self.work.lock() = true;
+        self.work_cv.notify_all();
+    }
+
+    fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        self.check_poisoned()?;
+        // back-pressure: wait while too many buffers wait for their flush
+        self.wait_for(|s| s.frozen.len() < MAX_FROZEN)?;
+        let target_lsn;
+        {
+            let mut w = self.writer.lock();
+            let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut rec = std::mem::take(&mut w.scratch);
+            rec.clear();
+            wal::encode(value.is_some(), seq, key, value.unwrap_or(&[]), &mut rec);
+            let appended = w.wal.append(&rec).and_then(|_| match self.opts.sync {
+                SyncMode::Always => w.wal.sync(),
+                SyncMode::Batch => w.wal.flush(),
+                SyncMode::Never => Ok(()),
+            });
+            w.scratch = rec;
+            if let Err(e) = appended {
+                self.poison(&e);
+                return Err(e);
+            }
+            target_lsn = w.wal.lsn;
+            self.state.read().mem.insert(key.to_vec(), seq, value.map(|v| v.to_vec()));
+            self.user_bytes.fetch_add((key.len() + value.map_or(0, |v| v.len())) as u64, Ordering::Relaxed);
+            self.freeze_if_full(&mut w, false)?;
+        }
+        if self.opts.sync == SyncMode::Batch {
+            self.sync_to(target_lsn)?;
+        }
+        Ok(())
+    }
+
+    /// Group commit: one fsync covers every record appended before it started.
+    fn sync_to(&self, lsn: u64) -> Result<()> {
+        let _serial = self.sync_lock.lock();
+        if self.synced_lsn.load(Ordering::SeqCst) >= lsn {
+            return Ok(());
+        }
+        let (file, path, upto) = {
+            let mut w = self.writer.lock();
+            let (f, p) = w.wal.sync_handle()?;
+            (f, p, w.wal.lsn)
+        };
+        if let Err(e) = file.sync_data() {
+            let e = Error::Io { path, source: e };
+            self.poison(&e);
+            return Err(e);
+        }
+        self.synced_lsn.fetch_max(upto, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn freeze_if_full(&self, w: &mut Writer, force: bool) -> Result<()> {
+        if force || self.state.read().mem.is_full() {
+            self.freeze(w)?;
+        }
+        Ok(())
+    }
+
+    /// Freezes the buffer: the log rotates to a new segment (the old one fsynced), the buffer joins the
+    /// frozen list, and the background thread is woken to flush it.
+    fn freeze(&self, w: &mut Writer) -> Result<()> {
+        if let Err(e) = w.wal.sync() {
+            self.poison(&e);
+            return Err(e);
+        }
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let lsn = w.wal.lsn;
+        w.wal = WalWriter::create(&self.dir, id, lsn)?;
+        self.synced_lsn.fetch_max(lsn, Ordering::SeqCst);
+        let mut s = self.state.write();
+        let old = std::mem::replace(&mut s.mem, new_buffer(&self.design, self.lsh));
+        let first = std::mem::replace(&mut s.mem_first_wal, id);
+        s.frozen.insert(0, Frozen { buffer: old, first_wal: first });
+        drop(s);
+        self.signal();
+        Ok(())
+    }
+
+    fn wait_for(&self, ready: impl Fn(&State) -> bool) -> Result<()> {
+        let mut g = self.work.lock();
+        loop {
+            if ready(&self.state.read()) {
+                return Ok(());
+            }
+            if let Some(m) = &*self.poisoned.lock() {
+                return Err(Error::Poisoned(m.clone()));
+            }
+            if self.shutdown.load(Ordering::SeqCst) {
+                return Err(Error::Closed);
+            }
+            *g = true;
+            self.work_cv.notify_all();
+            self.done_cv.wait_for(&mut g, std::time::Duration::from_millis(50));
+        }
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let (mem, frozen, version) = {
+            let s = self.state.read();
+            (s.mem.clone(), s.frozen.iter().map(|f| f.buffer.clone()).collect::<Vec<_>>(), s.version.clone())
+        };
+        if let Some((_, v)) = mem.get(key) {
+            return Ok(v);
+        }
+        for b in &frozen {
+            if let Some((_, v)) = b.get(key) {
+                return Ok(v);
+            }
+        }
+        for (i, level) in version.levels.iter().enumerate() {
+            for run in &level.runs {
+                if let Some(f) = run.file_for(key) {
+                    if let Some((_, v)) = f.get(key, &self.stats, i + 1)? {
+                        return Ok(v);
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn scan(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let (mem, frozen, version) = {
+            let s = self.state.read();
+            (s.mem.clone(), s.frozen.iter().map(|f| f.buffer.clone()).collect::<Vec<_>>(), s.version.clone())
+        };
+        let seek = match start {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k),
+            Bound::Unbounded => None,
+        };
+        let mut sources = vec![Source::Memory(mem.range(start, end).into_iter())];
+        for b in &frozen {
+            sources.push(Source::Memory(b.range(start, end).into_iter()));
+        }
+        for (i, level) in version.levels.iter().enumerate() {
+            for run in &level.runs {
+                sources.push(Source::Run(RunIter::new(run.files.clone(), seek, Some((self.stats.clone(), i + 1, false)))));
+            }
+        }
+        let mut merge = MergeIter::new(sources)?;
+        let mut out = Vec::new();
+        while let Some((k, _, v)) = merge.next_entry()? {
+            let after_start = match start {
+                Bound::Excluded(s) => k.as_slice() > s,
+                _ => true,
+            };
+            let before_end = match end {
+                Bound::Included(e) => k.as_slice() <= e,
+                Bound::Excluded(e) => k.as_slice() < e,
+                Bound::Unbounded => true,
+            };
+            if !before_end {
+                break;
+            }
+            if let (true, Some(v)) = (after_start, v) {
+                out.push((k, v));
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Levels whose fence pointers fit in M_FP, counted from the top (the rest are cold).
+    fn hot_levels(&self, v: &Version) -> usize {
+        if self.lsh {
+            return v.levels.len();
+        }
+        let mut used = 0u64;
+        for (i, level) in v.levels.iter().enumerate() {
+            let fences: u64 = level
+                .runs
+                .iter()
+                .flat_map(|r| r.files.iter())
+                .map(|f| f.meta.data_blocks as u64 * (f.meta.min_key.len().max(8) as u64 + 40))
+                .sum();
+            used += fences;
+            if used > self.design.fence_bytes {
+                return i;
+            }
+        }
+        v.levels.len().max(1) + 8
+    }
+
+    fn set_residency(&self, v: &Version) -> Result<()> {
+        let hot = self.hot_levels(v);
+        let filters = self.design.filter_bytes > 0 && !self.lsh;
+        for (level, f) in v.files() {
+            f.set_residency(level <= hot && !self.lsh, filters)?;
+        }
+        Ok(())
+    }
+
+    /// Writer options for files of `level`: Monkey's bits per key for that level given the data so far.
+    fn writer_options(&self, v: &Version, level: usize, extra_entries: u64, extra_bytes: u64) -> WriterOptions {
+        let d = &self.design;
+        let entries = (v.entries() + extra_entries).max(1);
+        let bytes = v.bytes() + extra_bytes;
+        let entry_bytes = (bytes as f64 / entries as f64).max(1.0);
+        let levels = cosine_cost_model::layout::level_count(entries as f64, entry_bytes, d.buffer_bytes as f64, d.size_ratio as f64)
+            .max(v.depth() as u32)
+            .max(level as u32)
+            .max(1);
+        let bits = if d.filter_bytes == 0 || self.lsh {
+            0.0
+        } else {
+            let per_level = cosine_filters::bits_per_key_per_level(
+                d.filter_bytes,
+                entries as f64,
+                levels,
+                d.size_ratio as f64,
+                d.hot_runs as f64,
+                d.cold_runs as f64,
+            );
+            per_level.get(level - 1).copied().unwrap_or(0.0).min(MAX_BITS_PER_KEY)
+        };
+        WriterOptions {
+            block_bytes: d.block_bytes as usize,
+            bits_per_key: bits,
+            granularity: d.filter_granularity,
+            hash_index: self.lsh,
+        }
+    }
+
+    fn file_bytes(&self) -> u64 {
+        if self.design.filter_granularity == FilterGranularity::Run {
+            u64::MAX
+        } else {
+            self.design.file_bytes
+        }
+    }
+
+    fn write_manifest(&self, v: &Version, log_number: u64) -> Result<()> {
+        let m = Manifest {
+            format: manifest::MANIFEST_FORMAT,
+            design: self.design.clone(),
+            next_id: self.next_id.load(Ordering::SeqCst),
+            last_seq: self.flushed_seq.load(Ordering::SeqCst),
+            log_number,
+            levels: v
+                .levels
+                .iter()
+                .map(|l| l.runs.iter().map(|r| RunRecord { id: r.id, files: r.files.iter().map(|f| f.id).collect() }).collect())
+                .collect(),
+        };
+        manifest::store(&self.dir, &m)
+    }
+
+    fn background(self: Arc<Self>) {
+        loop {
+            {
+                let mut g = self.work.lock();
+                while !*g && !self.shutdown.load(Ordering::SeqCst) {
+                    self.work_cv.wait_for(&mut g, std::time::Duration::from_millis(200));
+                }
+                *g = false;
+            }
+            if self.shutdown.load(Ordering::SeqCst) {
+                return;
+            }
+            if self.poisoned.lock().is_some() {
+                continue;
+            }
+            if let Err(e) = self.do_work() {
+                self.poison(&e);
+            }
+            let _g = self.work.lock();
+            self.done_cv.notify_all();
+        }
+    }
+
+    fn do_work(&self) -> Result<()> {
+        // flush frozen buffers, oldest first
+        loop {
+            let oldest = self.state.read().frozen.last().map(|f| f.buffer.clone());
+            let Some(buffer) = oldest else { break };
+            self.flush_buffer(&buffer)?;
+            let _g = self.work.lock();
+            self.done_cv.notify_all();
+        }
+        // then compact until the tree matches its design
+        loop {
+            if self.shutdown.load(Ordering::SeqCst) || !self.state.read().frozen.is_empty() {
+                break;
+            }
+            let v = self.state.read().version.clone();
+            let plan = planner::plan(&compaction::view(&v), &Policy::of(&self.design, self.hot_levels(&v)));
+            if plan == Plan::Nothing {
+                break;
+            }
+            self.compact(&v, &plan)?;
+        }
+        Ok(())
+    }
+
+    fn flush_buffer(&self, buffer: &Arc<Buffer>) -> Result<()> {
+        let v = self.state.read().version.clone();
+        let entries = buffer.sorted_entries();
+        let max_seq = entries.iter().map(|e| e.1).max().unwrap_or(0);
+        let opts = self.writer_options(&v, 1, entries.len() as u64, buffer.bytes() as u64);
+        let out = Output {
+            dir: &self.dir,
+            next_id: &self.next_id,
+            writer: opts,
+            file_bytes: self.file_bytes(),
+            stats: &self.stats,
+            level: 1,
+        };
+        let mut it = entries.into_iter();
+        let (files, bytes) = compaction::write_entries(|| Ok(it.next()), false, &out)?;
+        self.stats.bytes_flushed.fetch_add(bytes, Ordering::Relaxed);
+        let _install = self.install.lock();
+        let mut nv = (*self.state.read().version).clone();
+        if nv.levels.is_empty() {
+            nv.levels.push(Default::default());
+        }
+        if !files.is_empty() {
+            nv.levels[0].runs.insert(0, Arc::new(Run { id: self.next_id.fetch_add(1, Ordering::SeqCst), files }));
+        }
+        self.set_residency(&nv)?;
+        self.flushed_seq.fetch_max(max_seq, Ordering::SeqCst);
+        let log_number = {
+            let s = self.state.read();
+            // the buffer being flushed is the oldest frozen one; the next oldest still needs its segments
+            s.frozen.iter().rev().nth(1).map(|f| f.first_wal).unwrap_or(s.mem_first_wal)
+        };
+        self.write_manifest(&nv, log_number)?;
+        {
+            let mut s = self.state.write();
+            s.version = Arc::new(nv);
+            s.frozen.pop();
+        }
+        self.remove_old_segments(log_number);
+        Ok(())
+    }
+
+    fn remove_old_segments(&self, log_number: u64) {
+        if let Ok(rd) = std::fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                if let Some(id) = parse_id(&e.file_name().to_string_lossy(), ".wal") {
+                    if id < log_number {
+                        let _ = std::fs::remove_file(e.path());
+                    }
+                }
+            }
+        }
+    }
+
+    fn compact(&self, v: &Arc<Version>, plan: &Plan) -> Result<()> {
+        let target = match plan {
+            Plan::MergeRuns { target, .. } => *target,
+            Plan::MergeFile { level, .. } => level + 1,
+            Plan::Nothing => return Ok(()),
+        };
+        let out = Output {
+            dir: &self.dir,
+            next_id: &self.next_id,
+            writer: self.writer_options(v, target, 0, 0),
+            file_bytes: self.file_bytes(),
+            stats: &self.stats,
+            level: target,
+        };
+        let outcome = compaction::execute(plan, v, &out)?;
+        self.stats.bytes_compacted_read.fetch_add(outcome.bytes_read, Ordering::Relaxed);
+        self.stats.bytes_compacted_written.fetch_add(outcome.bytes_written, Ordering::Relaxed);
+        let _install = self.install.lock();
+        // flushes may have added runs to level 1 meanwhile: graft them onto the outcome
+        let current = self.state.read().version.clone();
+        let mut nv = outcome.version;
+        if let (Some(cur1), true) = (current.levels.first(), !Arc::ptr_eq(&current, v)) {
+            let known: HashSet<u64> = v.levels.first().map(|l| l.runs.iter().map(|r| r.id).collect()).unwrap_or_default();
+            let fresh: Vec<Arc<Run>> = cur1.runs.iter().filter(|r| !known.contains(&r.id)).cloned().collect();
+            if !fresh.is_empty() {
+                if nv.levels.is_empty() {
+                    nv.levels.push(Default::default());
+                }
+                for (i, r) in fresh.into_iter().enumerate() {
+                    nv.levels[0].runs.insert(i, r);
+                }
+            }
+        }
+        self.set_residency(&nv)?;
+        let log_number = {
+            let s = self.state.read();
+            s.frozen.last().map(|f| f.first_wal).unwrap_or(s.mem_first_wal)
+        };
+        self.write_manifest(&nv, log_number)?;
+        self.state.write().version = Arc::new(nv);
+        let live: HashSet<u64> = self.state.read().version.files().map(|(_, f)| f.id).collect();
+        for f in outcome.obsolete {
+            if !live.contains(&f.id) {
+                let _ = std::fs::remove_file(f.path());
+            }
+        }
+        Ok(())
+    }
+
+    fn stats(&self) -> Stats {
+        let (version, buffer_bytes) = {
+            let s = self.state.read();
+            (s.version.clone(), s.mem.bytes() + s.frozen.iter().map(|f| f.buffer.bytes()).sum::<usize>())
+        };
+        let hot = self.hot_levels(&version);
+        let counters = self.stats.snapshot(version.levels.len());
+        let levels: Vec<LevelStats> = version
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LevelStats {
+                level: i + 1,
+                runs: l.runs.len(),
+                files: l.runs.iter().map(|r| r.files.len()).sum(),
+                bytes: l.bytes(),
+                entries: l.entries(),
+                hot: i < hot,
+                io: counters.get(i).copied().unwrap_or_default(),
+            })
+            .collect();
+        let (mut fences, mut filters) = (0usize, 0usize);
+        for (_, f) in version.files() {
+            let (a, b) = f.memory_bytes();
+            fences += a;
+            filters += b;
+        }
+        let flushed = self.stats.bytes_flushed.load(Ordering::Relaxed);
+        let compacted = self.stats.bytes_compacted_written.load(Ordering::Relaxed);
+        let user = self.user_bytes.load(Ordering::Relaxed);
+        let total = version.bytes();
+        let deepest = version.levels.iter().rev().find(|l| !l.runs.is_empty()).map_or(0, |l| l.bytes());
+        Stats {
+            levels,
+            bytes_flushed: flushed,
+            bytes_compacted_read: self.stats.bytes_compacted_read.load(Ordering::Relaxed),
+            bytes_compacted_written: compacted,
+            user_bytes_written: user,
+            write_amplification: if user == 0 { 0.0 } else { (flushed + compacted) as f64 / user as f64 },
+            space_amplification: if deepest == 0 { 0.0 } else { total as f64 / deepest as f64 },
+            disk_bytes: total,
+            memory: MemoryStats {
+                buffer_bytes,
+                filter_bytes: filters,
+                fence_bytes: fences,
+                budget_bytes: self.design.memory_bytes(),
+            },
+            adapted_from: self.adapted_from.clone(),
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The engine's typed errors.
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Everything an engine operation can fail with.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O error.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Stored bytes failed their checksum or did not decode: never returned as data.
+    #[error("corruption in {file} at offset {offset}: {reason}")]
+    Corruption {
+        /// The damaged file.
+        file: PathBuf,
+        /// Byte offset of the damaged block, record or section.
+        offset: u64,
+        /// What failed.
+        reason: String,
+    },
+    /// The design is invalid.
+    #[error("invalid design: {0}")]
+    InvalidDesign(#[from] cosine_design::DesignError),
+    /// The directory holds a database this engine cannot open (unknown format).
+    #[error("incompatible database in {dir}: {reason}")]
+    Incompatible {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A key longer than 64 KiB.
+    #[error("key of {0} bytes exceeds the 64 KiB limit")]
+    KeyTooLarge(usize),
+    /// A value longer than 1 GiB.
+    #[error("value of {0} bytes exceeds the 1 GiB limit")]
+    ValueTooLarge(usize),
+    /// An earlier write or background error left the engine unable to accept writes safely.
+    #[error("engine is poisoned by an earlier failure: {0}")]
+    Poisoned(String),
+    /// The engine was closed.
+    #[error("engine is closed")]
+    Closed,
+}
+
+/// Result alias.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl From<cosine_levels::Error> for Error {
+    fn from(e: cosine_levels::Error) -> Self {
+        match e {
+            cosine_levels::Error::Io { path, source } => Error::Io { path, source },
+            cosine_levels::Error::Corruption { file, offset, reason } => Error::Corruption { file, offset, reason },
+            other => Error::Poisoned(other.to_string()),
+        }
+    }
+}
+
+pub(crate) fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io { path: path.to_path_buf(), source }
+}

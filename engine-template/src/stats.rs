@@ -1,0 +1,80 @@
+//! What `Engine::stats` reports.
+
+use cosine_design::Design;
+use cosine_levels::LevelSnapshot;
+
+/// One level's shape and counters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelStats {
+    /// Level number (1 = just below the buffer).
+    pub level: usize,
+    /// Runs.
+    pub runs: usize,
+    /// Files.
+    pub files: usize,
+    /// Bytes on disk.
+    pub bytes: u64,
+    /// Entries (versions).
+    pub entries: u64,
+    /// Whether fences (and filters) are in memory.
+    pub hot: bool,
+    /// Block reads and writes, index reads, filter probes and false positives.
+    pub io: LevelSnapshot,
+}
+
+/// Memory held by the engine's structures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryStats {
+    /// Write buffers (active and frozen).
+    pub buffer_bytes: usize,
+    /// Bloom filters.
+    pub filter_bytes: usize,
+    /// Fence pointers, top indexes and hash indexes.
+    pub fence_bytes: usize,
+    /// The design's M_B + M_BF + M_FP.
+    pub budget_bytes: u64,
+}
+
+/// A snapshot of the engine's counters and shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// Per level.
+    pub levels: Vec<LevelStats>,
+    /// Bytes written by flushes.
+    pub bytes_flushed: u64,
+    /// Bytes read by compactions.
+    pub bytes_compacted_read: u64,
+    /// Bytes written by compactions.
+    pub bytes_compacted_written: u64,
+    /// Key and value bytes written by users.
+    pub user_bytes_written: u64,
+    /// (flushed + compacted) / user bytes.
+    pub write_amplification: f64,
+    /// Bytes on disk / bytes of the deepest level.
+    pub space_amplification: f64,
+    /// Bytes on disk.
+    pub disk_bytes: u64,
+    /// Memory.
+    pub memory: MemoryStats,
+    /// The design the directory had before this open, if it differed.
+    pub adapted_from: Option<Design>,
+}
+
+impl Stats {
+    /// Total data-block reads by lookups and scans.
+    pub fn block_reads(&self) -> u64 {
+        self.levels.iter().map(|l| l.io.block_reads).sum()
+    }
+    /// Total index-block reads.
+    pub fn index_reads(&self) -> u64 {
+        self.levels.iter().map(|l| l.io.index_reads).sum()
+    }
+    /// Total filter probes.
+    pub fn filter_probes(&self) -> u64 {
+        self.levels.iter().map(|l| l.io.filter_probes).sum()
+    }
+    /// Total false positives.
+    pub fn false_positives(&self) -> u64 {
+        self.levels.iter().map(|l| l.io.false_positives).sum()
+    }
+}

@@ -1,0 +1,43 @@
+//! Shared test fixtures: every engine shape the issue names, at test scale (small buffers and blocks so that
+//! a few hundred writes exercise flushes, compactions and cold levels).
+#![allow(dead_code)]
+
+use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, RunStrategy};
+
+/// (name, design) for every shape.
+pub fn shapes() -> Vec<(&'static str, Design)> {
+    let mut rocks = Design::rocksdb_like(1 << 10, 2 << 10, 1 << 20);
+    rocks.block_bytes = 512;
+    rocks.file_bytes = 8 << 10;
+
+    let mut tiered = Design::tiered(4, 1 << 10, 2 << 10, 1 << 20);
+    tiered.block_bytes = 512;
+    tiered.file_bytes = 8 << 10;
+
+    let mut btree = Design::wiredtiger_like(2 << 10, 256);
+    btree.block_bytes = 1024;
+    btree.file_bytes = 4 << 10;
+
+    let mut lsh = Design::rocksdb_like(8 << 10, 0, 1 << 20);
+    lsh.size_ratio = 1000;
+    lsh.hot_runs = 999;
+    lsh.cold_runs = 999;
+    lsh.class = Some(DesignClass::Lsh);
+    lsh.filter_granularity = FilterGranularity::Run;
+    lsh.block_bytes = 512;
+
+    let mut hybrid = Design::rocksdb_like(1 << 10, 2 << 10, 3000);
+    hybrid.size_ratio = 4;
+    hybrid.hot_runs = 3;
+    hybrid.cold_runs = 1;
+    hybrid.compaction = Compaction::Hybrid;
+    hybrid.full_compaction_levels = 1;
+    hybrid.run_strategy = RunStrategy::Fullest;
+    hybrid.file_picking = FilePicking::DenseFp;
+    hybrid.filter_granularity = FilterGranularity::Block;
+    hybrid.block_bytes = 512;
+    hybrid.file_bytes = 4 << 10;
+    hybrid.class = Some(DesignClass::Hybrid);
+
+    vec![("rocksdb-like", rocks), ("tiered", tiered), ("btree-like", btree), ("lsh-like", lsh), ("hybrid", hybrid)]
+}

@@ -1,0 +1,199 @@
+//! Engine behaviour at a scale that builds several levels, on every shape: contents, shape, I/O counts,
+//! memory, concurrency, limits and design changes.
+
+mod common;
+
+use cosine_engine::{Design, Engine, Error, Options, SyncMode};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use std::sync::Arc;
+
+fn key(i: u32) -> Vec<u8> {
+    format!("user{:08}", (i as u64 * 2_654_435_761) % 100_000_000).into_bytes()
+}
+
+fn value(i: u32, round: u32) -> Vec<u8> {
+    format!("value-{i}-{round}-{}", "x".repeat((i % 40) as usize)).into_bytes()
+}
+
+fn fill(e: &Engine, n: u32) {
+    let mut order: Vec<u32> = (0..n).collect();
+    order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(7));
+    for &i in &order {
+        e.put(&key(i), &value(i, 0)).unwrap();
+    }
+    for i in (0..n).step_by(3) {
+        e.put(&key(i), &value(i, 1)).unwrap();
+    }
+    for i in (0..n).step_by(5) {
+        e.delete(&key(i)).unwrap();
+    }
+}
+
+fn expected(i: u32) -> Option<Vec<u8>> {
+    if i % 5 == 0 {
+        None
+    } else if i % 3 == 0 {
+        Some(value(i, 1))
+    } else {
+        Some(value(i, 0))
+    }
+}
+
+#[test]
+fn every_shape_holds_its_data_and_its_shape() {
+    let n = 6000;
+    for (name, design) in common::shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Engine::open_with(dir.path(), &design, Options { sync: SyncMode::Never }).unwrap();
+        fill(&e, n);
+        e.flush().unwrap();
+        e.wait_for_compactions().unwrap();
+        for i in 0..n {
+            assert_eq!(e.get(&key(i)).unwrap(), expected(i), "{name}: key {i}");
+        }
+        let all = e.scan(.., usize::MAX).unwrap();
+        assert_eq!(all.len(), (0..n).filter(|i| expected(*i).is_some()).count(), "{name}");
+        assert!(all.windows(2).all(|w| w[0].0 < w[1].0), "{name}: scan out of order");
+        let s = e.stats();
+        let depth = s.levels.len();
+        match name {
+            "lsh-like" => assert_eq!(depth, 1, "{name}: one level that never fills"),
+            _ => assert!(depth >= 2, "{name}: {depth} levels"),
+        }
+        if name == "btree-like" || name == "hybrid" {
+            assert!(s.levels.iter().any(|l| !l.hot), "{name}: expected cold levels: {:?}", s.levels);
+            assert!(s.index_reads() > 0, "{name}: cold levels are reached through on-disk index blocks");
+        } else {
+            assert!(s.levels.iter().all(|l| l.hot), "{name}: {:?}", s.levels);
+        }
+        for l in &s.levels {
+            let limit = if l.level == depth || !l.hot { design.cold_runs } else { design.hot_runs };
+            assert!(l.runs as u64 <= limit, "{name}: level {} has {} runs > {limit}", l.level, l.runs);
+        }
+        assert!(s.write_amplification >= 1.0, "{name}: {}", s.write_amplification);
+        assert!(s.memory.fence_bytes as u64 <= design.fence_bytes + 16 * 1024, "{name}: {:?}", s.memory);
+        if design.filter_bytes > 0 {
+            assert!(s.filter_probes() > 0, "{name}");
+            assert!(s.memory.filter_bytes as u64 <= design.filter_bytes * 11 / 10 + 512, "{name}: {:?}", s.memory);
+        }
+        drop(e);
+        // reopen: the same answers from the recovered tree
+        let e = Engine::open(dir.path(), &design).unwrap();
+        for i in (0..n).step_by(7) {
+            assert_eq!(e.get(&key(i)).unwrap(), expected(i), "{name} after reopen: key {i}");
+        }
+        e.close().unwrap();
+    }
+}
+
+#[test]
+fn lsm_lookups_cost_about_one_block_and_misses_about_the_fpr() {
+    let (_, mut design) = common::shapes().into_iter().next().unwrap();
+    design.filter_bytes = 64 << 10; // plenty: ~10+ bits per key
+    let dir = tempfile::tempdir().unwrap();
+    let e = Engine::open_with(dir.path(), &design, Options { sync: SyncMode::Never }).unwrap();
+    let n = 5000;
+    for i in 0..n {
+        e.put(&key(i), &value(i, 0)).unwrap();
+    }
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    let before = e.stats();
+    for i in 0..n {
+        assert!(e.get(&key(i)).unwrap().is_some());
+    }
+    let hits = e.stats();
+    let per_hit = (hits.block_reads() - before.block_reads()) as f64 / n as f64;
+    assert!((1.0..1.1).contains(&per_hit), "a hit costs {per_hit} block reads");
+    for i in 0..n {
+        assert!(e.get(format!("miss{i:08}").as_bytes()).unwrap().is_none());
+    }
+    let misses = e.stats();
+    let per_miss = (misses.block_reads() - hits.block_reads()) as f64 / n as f64;
+    assert!(per_miss < 0.05, "a miss costs {per_miss} block reads");
+    assert_eq!(misses.block_reads() - hits.block_reads(), misses.false_positives() - hits.false_positives());
+}
+
+#[test]
+fn concurrent_readers_and_writers() {
+    let (_, design) = common::shapes().into_iter().next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let e = Arc::new(Engine::open(dir.path(), &design).unwrap());
+    let threads: Vec<_> = (0..4u32)
+        .map(|t| {
+            let e = e.clone();
+            std::thread::spawn(move || {
+                for i in 0..1500u32 {
+                    let k = format!("t{t}-{i:06}");
+                    e.put(k.as_bytes(), &i.to_le_bytes()).unwrap();
+                    if i % 10 == 0 {
+                        let back = e.get(k.as_bytes()).unwrap();
+                        assert_eq!(back.as_deref(), Some(&i.to_le_bytes()[..]));
+                    }
+                    if i % 97 == 0 {
+                        e.read_modify_write(b"counter", |old| {
+                            let c = old.map(|o| u64::from_le_bytes(o.try_into().unwrap())).unwrap_or(0);
+                            Some((c + 1).to_le_bytes().to_vec())
+                        })
+                        .unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let e = e.clone();
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    let s = e.scan(b"t0-".to_vec()..b"t0-~".to_vec(), 100).unwrap();
+                    assert!(s.windows(2).all(|w| w[0].0 < w[1].0));
+                }
+            })
+        })
+        .collect();
+    for t in threads.into_iter().chain(readers) {
+        t.join().unwrap();
+    }
+    let c = e.get(b"counter").unwrap().unwrap();
+    assert_eq!(u64::from_le_bytes(c.try_into().unwrap()), 4 * 16, "every rmw counted exactly once");
+    for t in 0..4 {
+        assert_eq!(e.scan(format!("t{t}-").into_bytes()..format!("t{t}-~").into_bytes(), usize::MAX).unwrap().len(), 1500);
+    }
+}
+
+#[test]
+fn limits_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Engine::open(dir.path(), &Design::rocksdb_like(1 << 16, 1 << 10, 1 << 16)).unwrap();
+    let big_key = vec![0u8; 64 * 1024 + 1];
+    assert!(matches!(e.put(&big_key, b"v"), Err(Error::KeyTooLarge(65537))));
+    assert!(matches!(e.get(&big_key), Err(Error::KeyTooLarge(_))));
+    e.put(&vec![1u8; 64 * 1024], b"max key").unwrap();
+    assert_eq!(e.get(&vec![1u8; 64 * 1024]).unwrap().as_deref(), Some(&b"max key"[..]));
+    let mut bad = Design::rocksdb_like(1 << 16, 0, 0);
+    bad.hot_runs = 10;
+    assert!(matches!(Engine::open(tempfile::tempdir().unwrap().path(), &bad), Err(Error::InvalidDesign(_))));
+}
+
+#[test]
+fn reopening_with_another_design_adapts() {
+    let shapes = common::shapes();
+    let dir = tempfile::tempdir().unwrap();
+    let e = Engine::open(dir.path(), &shapes[0].1).unwrap();
+    fill(&e, 2000);
+    e.close().unwrap();
+    for (name, d) in &shapes[1..] {
+        let e = Engine::open(dir.path(), d).unwrap();
+        assert!(e.stats().adapted_from.is_some(), "{name}");
+        for i in 0..2000 {
+            assert_eq!(e.get(&key(i)).unwrap(), expected(i), "{name}: key {i}");
+        }
+        e.put(b"after", name.as_bytes()).unwrap();
+        e.flush().unwrap();
+        e.wait_for_compactions().unwrap();
+        assert_eq!(e.get(b"after").unwrap().as_deref(), Some(name.as_bytes()));
+        e.close().unwrap();
+    }
+}

@@ -1,0 +1,119 @@
+//! The engine against a `BTreeMap` model: random sequences of put, delete, get, scan, read-modify-write, flush
+//! and reopen, on every shape, must agree.
+
+mod common;
+
+use cosine_engine::{Engine, Options, SyncMode};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put(u16, Vec<u8>),
+    Delete(u16),
+    Get(u16),
+    Scan(u16, u16, usize),
+    Rmw(u16),
+    Flush,
+    Reopen,
+}
+
+fn key(k: u16) -> Vec<u8> {
+    format!("key-{k:05}").into_bytes()
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (0u16..400, proptest::collection::vec(any::<u8>(), 0..64)).prop_map(|(k, v)| Op::Put(k, v)),
+        2 => (0u16..400).prop_map(Op::Delete),
+        4 => (0u16..400).prop_map(Op::Get),
+        1 => (0u16..400, 0u16..400, 1usize..50).prop_map(|(a, b, n)| Op::Scan(a.min(b), a.max(b), n)),
+        1 => (0u16..400).prop_map(Op::Rmw),
+        1 => Just(Op::Flush),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { sync: SyncMode::Never };
+    let mut engine = Some(Engine::open_with(dir.path(), design, opts).unwrap());
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for op in ops {
+        let e = engine.as_ref().unwrap();
+        match op {
+            Op::Put(k, v) => {
+                e.put(&key(*k), v).unwrap();
+                model.insert(key(*k), v.clone());
+            }
+            Op::Delete(k) => {
+                e.delete(&key(*k)).unwrap();
+                model.remove(&key(*k));
+            }
+            Op::Get(k) => prop_assert_eq!(e.get(&key(*k)).unwrap(), model.get(&key(*k)).cloned(), "get {}", k),
+            Op::Scan(a, b, n) => {
+                let got = e.scan(key(*a)..=key(*b), *n).unwrap();
+                let want: Vec<(Vec<u8>, Vec<u8>)> = model
+                    .range::<Vec<u8>, _>((Bound::Included(key(*a)), Bound::Included(key(*b))))
+                    .take(*n)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                prop_assert_eq!(got, want, "scan {}..={} limit {}", a, b, n);
+            }
+            Op::Rmw(k) => {
+                let got = e
+                    .read_modify_write(&key(*k), |old| {
+                        let mut v = old.map(|o| o.to_vec()).unwrap_or_default();
+                        v.push(b'+');
+                        Some(v)
+                    })
+                    .unwrap();
+                let m = model.entry(key(*k)).or_default();
+                m.push(b'+');
+                prop_assert_eq!(got.as_ref(), Some(&*m));
+            }
+            Op::Flush => e.flush().unwrap(),
+            Op::Reopen => {
+                engine.take().unwrap().close().unwrap();
+                engine = Some(Engine::open_with(dir.path(), design, opts).unwrap());
+            }
+        }
+    }
+    let e = engine.take().unwrap();
+    e.wait_for_compactions().unwrap();
+    let all = e.scan(.., usize::MAX).unwrap();
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
+    prop_assert_eq!(all, want);
+    e.close().unwrap();
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, max_shrink_iters: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rocksdb_like_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
+        run(&common::shapes()[0].1, &ops)?;
+    }
+
+    #[test]
+    fn tiered_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
+        run(&common::shapes()[1].1, &ops)?;
+    }
+
+    #[test]
+    fn btree_like_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
+        run(&common::shapes()[2].1, &ops)?;
+    }
+
+    #[test]
+    fn lsh_like_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
+        run(&common::shapes()[3].1, &ops)?;
+    }
+
+    #[test]
+    fn hybrid_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
+        run(&common::shapes()[4].1, &ops)?;
+    }
+}
