@@ -376,7 +376,9 @@ impl Inner {
     fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         self.check_poisoned()?;
         // back-pressure: wait while too many buffers wait for their flush
-        self.wait_for(|s| s.frozen.len() < MAX_FROZEN)?;
+        if self.state.read().frozen.len() >= MAX_FROZEN {
+            self.wait_for(|s| s.frozen.len() < MAX_FROZEN)?;
+        }
         let target_lsn;
         {
             let mut w = self.writer.lock();

@@ -556,14 +556,9 @@ impl RunFile {
         }
     }
 
-    /// The handles of every data block, in key order (reads the index blocks if the fences are not resident).
-    pub fn data_handles(&self) -> Result<Vec<(Vec<u8>, BlockHandle)>> {
-        let fences = self.resident.read().fences.clone();
-        let f = match fences {
-            Some(f) => f,
-            None => Arc::new(self.load_fences()?),
-        };
-        Ok((0..f.len()).map(|i| (f.first_key(i).to_vec(), f.handle(i))).collect())
+    /// The in-memory fences if the file is hot.
+    fn resident_fences(&self) -> Option<Arc<Fences>> {
+        self.resident.read().fences.clone()
     }
 }
 
@@ -588,11 +583,17 @@ fn read_section(file: &File, path: &Path, (off, len): (u64, u32)) -> Result<Vec<
     Ok(buf)
 }
 
+/// How a file iterator finds its next data block: through in-memory fences (hot files) or by walking the
+/// on-disk index blocks from the top index (cold files), one index block at a time.
+enum Blocks {
+    Resident { fences: Arc<Fences>, next: usize },
+    Cascade { next_index: usize, current: Option<(Fences, usize)> },
+}
+
 /// Iterates a file's entries from the first key ≥ `start`, reading one block at a time.
 pub struct FileIter {
     file: Arc<RunFile>,
-    handles: Vec<(Vec<u8>, BlockHandle)>,
-    next_block: usize,
+    blocks: Blocks,
     block: std::vec::IntoIter<Entry>,
     start: Option<Vec<u8>>,
     stats: Option<(Arc<IoStats>, usize, bool)>,
@@ -601,12 +602,62 @@ pub struct FileIter {
 impl FileIter {
     /// An iterator over `file` from `start` (inclusive); `stats` = (counters, level, is_compaction).
     pub fn new(file: Arc<RunFile>, start: Option<&[u8]>, stats: Option<(Arc<IoStats>, usize, bool)>) -> Result<Self> {
-        let handles = file.data_handles()?;
-        let first = match start {
-            Some(s) => handles.partition_point(|(k, _)| k.as_slice() <= s).saturating_sub(1),
-            None => 0,
+        let blocks = match file.resident_fences() {
+            Some(fences) => {
+                let next = start.and_then(|s| fences.find(s)).unwrap_or(0);
+                Blocks::Resident { fences, next }
+            }
+            None => {
+                let next_index = start.and_then(|s| file.top.0.find(s)).unwrap_or(0);
+                Blocks::Cascade { next_index, current: None }
+            }
         };
-        Ok(FileIter { file, handles, next_block: first, block: Vec::new().into_iter(), start: start.map(|s| s.to_vec()), stats })
+        Ok(FileIter { file, blocks, block: Vec::new().into_iter(), start: start.map(|s| s.to_vec()), stats })
+    }
+
+    fn count(&self, index: bool) {
+        if let Some((stats, level, compaction)) = &self.stats {
+            let c = stats.level(*level);
+            IoStats::bump(match (index, *compaction) {
+                (_, true) => &c.compaction_reads,
+                (true, false) => &c.index_reads,
+                (false, false) => &c.block_reads,
+            });
+        }
+    }
+
+    /// The next data block's handle, reading index blocks as needed.
+    fn next_handle(&mut self) -> Result<Option<BlockHandle>> {
+        loop {
+            match &mut self.blocks {
+                Blocks::Resident { fences, next } => {
+                    if *next >= fences.len() {
+                        return Ok(None);
+                    }
+                    *next += 1;
+                    return Ok(Some(fences.handle(*next - 1)));
+                }
+                Blocks::Cascade { next_index, current } => {
+                    if let Some((fences, pos)) = current {
+                        if *pos < fences.len() {
+                            *pos += 1;
+                            return Ok(Some(fences.handle(*pos - 1)));
+                        }
+                    }
+                    if *next_index >= self.file.top.0.len() {
+                        return Ok(None);
+                    }
+                    let ib = self.file.read_index_block(self.file.top.0.handle(*next_index))?;
+                    *next_index += 1;
+                    let pos = match &self.start {
+                        Some(s) => ib.find(s).unwrap_or(0),
+                        None => 0,
+                    };
+                    *current = Some((ib, pos));
+                    self.count(true);
+                }
+            }
+        }
     }
 
     /// The next entry, or `Ok(None)` at the end.
@@ -621,12 +672,8 @@ impl FileIter {
                 }
                 return Ok(Some(e));
             }
-            let Some((_, h)) = self.handles.get(self.next_block).cloned() else { return Ok(None) };
-            self.next_block += 1;
-            if let Some((stats, level, compaction)) = &self.stats {
-                let c = stats.level(*level);
-                IoStats::bump(if *compaction { &c.compaction_reads } else { &c.block_reads });
-            }
+            let Some(h) = self.next_handle()? else { return Ok(None) };
+            self.count(false);
             self.block = self.file.read_block(h)?.into_iter();
         }
     }
