@@ -96,11 +96,17 @@ pub struct Engine {
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// Entry size assumed by Algorithm 3 when a design does not record its class (the engine does not know the
+/// data's entry size when it opens).
+const ASSUMED_ENTRY_BYTES: u64 = 128;
+
+/// Whether the design is LSH-like (hash-indexed log buffer, hash index per file, no filters): the recorded
+/// class, else Algorithm 3 (no filters and T above the entries per block).
 fn is_lsh(design: &Design) -> bool {
-    match design.class {
-        Some(c) => c == DesignClass::Lsh,
-        None => design.filter_bytes == 0 && design.size_ratio > 64,
-    }
+    let class = design.class.unwrap_or_else(|| {
+        DesignClass::classify(design.filter_bytes, 0, design.size_ratio, (design.block_bytes / ASSUMED_ENTRY_BYTES).max(1))
+    });
+    class == DesignClass::Lsh
 }
 
 fn new_buffer(design: &Design, lsh: bool) -> Arc<Buffer> {
