@@ -127,6 +127,7 @@ fn bad_input_is_one_line_and_exit_2() {
     let truncated = tmp_file("trunc.json", r#"{"size_ratio": 4, "hot_ru"#);
     fails_with(&["cost", "--design", &truncated, "--workload", "ycsb-a"], "malformed design");
     fails_with(&["frobnicate"], "unrecognized subcommand");
+    let _ = std::fs::remove_dir_all(std::path::Path::new(&malformed).parent().unwrap());
 }
 
 #[test]
