@@ -76,6 +76,8 @@ struct Inner {
     poisoned: Mutex<Option<String>>,
     install: Mutex<()>,
     adapted_from: Option<Design>,
+    /// The directory's `LOCK` file, held (flock) while the engine is open.
+    _lock: std::fs::File,
 }
 
 /// A durable, concurrent key-value engine shaped by a [`Design`].
@@ -131,6 +133,13 @@ impl Engine {
         design.validate()?;
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let lock_path = dir.join("LOCK");
+        let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(dir)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::Io { path: lock_path, source: e }),
+        }
         let stored = manifest::load(&dir)?;
         let stats = Arc::new(IoStats::default());
         let lsh = is_lsh(design);
@@ -218,6 +227,7 @@ impl Engine {
             poisoned: Mutex::new(None),
             install: Mutex::new(()),
             adapted_from,
+            _lock: lock,
         });
         // record the (possibly new) design and make the residency of every file match it
         {

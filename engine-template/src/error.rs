@@ -36,6 +36,9 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// Another process (or engine) has the directory open.
+    #[error("{0} is locked by another engine")]
+    Locked(PathBuf),
     /// A key longer than 64 KiB.
     #[error("key of {0} bytes exceeds the 64 KiB limit")]
     KeyTooLarge(usize),

@@ -31,9 +31,9 @@ fn fill(e: &Engine, n: u32) {
 }
 
 fn expected(i: u32) -> Option<Vec<u8>> {
-    if i % 5 == 0 {
+    if i.is_multiple_of(5) {
         None
-    } else if i % 3 == 0 {
+    } else if i.is_multiple_of(3) {
         Some(value(i, 1))
     } else {
         Some(value(i, 0))
@@ -175,6 +175,16 @@ fn limits_are_typed_errors() {
     let mut bad = Design::rocksdb_like(1 << 16, 0, 0);
     bad.hot_runs = 10;
     assert!(matches!(Engine::open(tempfile::tempdir().unwrap().path(), &bad), Err(Error::InvalidDesign(_))));
+}
+
+#[test]
+fn a_directory_opens_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Design::rocksdb_like(1 << 16, 1 << 10, 1 << 16);
+    let e = Engine::open(dir.path(), &d).unwrap();
+    assert!(matches!(Engine::open(dir.path(), &d), Err(Error::Locked(_))));
+    e.close().unwrap();
+    Engine::open(dir.path(), &d).unwrap().close().unwrap();
 }
 
 #[test]

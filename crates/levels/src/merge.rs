@@ -41,6 +41,7 @@ impl RunIter {
 }
 
 /// A sorted source.
+#[allow(clippy::large_enum_variant)] // a handful per merge; boxing buys nothing
 pub enum Source {
     /// Entries already in memory (a buffer's snapshot), in key order.
     Memory(std::vec::IntoIter<Entry>),
