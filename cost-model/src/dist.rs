@@ -7,6 +7,8 @@
 //!   hot levels unfiltered) falls out of the optimum (`closed_form_fpr`, `unclamped_fpr`);
 //! * **fences first with the geometric fence sum**: Y comes from the design's M_FP (`fence_sum_bug`);
 //! * **the last level is counted once** in σ_s (`scan_double_count`);
+//! * **a long scan seeks once into every run it reads** (the short-scan cost K(L−Y−1) + Z(Y+1)) before its
+//!   sequential blocks, MODEL.md §9.6 (`scan_without_seeks`);
 //! * no empirical **B-tree ×0.1 read discount** (`btree_discount`);
 //! * `entries` is the data set's size: **skew does not shrink N_eff** (`skew_shrinks_entries`);
 //! * **LSH lookups conditioned on existence**, mixed over all key partitions (`lsh_unconditioned`).
@@ -430,6 +432,7 @@ impl DistributionAware {
         } else {
             k * h.saturating_sub(1) as f64 + z * (y as f64 + 1.0)
         };
+        let long_scan = if q.scan_without_seeks || is_btree_scan || l == 0 { long_scan } else { long_scan + short_scan };
         let scan = if s <= b { short_scan } else { long_scan };
         let per_op = PerOp { lookup, empty_lookup, insert, blind_update, rmw, long_scan, short_scan };
         let per_operation = weigh(workload, &per_op, scan);
@@ -537,6 +540,8 @@ mod tests {
             assert!(tier.insert < lev.insert, "T={t}");
             assert!(tier.lookup > lev.lookup && tier.empty_lookup > lev.empty_lookup, "T={t}");
             assert!(tier.short_scan > lev.short_scan, "T={t}");
+            // with one seek per run, long scans are dearer on a tiered tree too (without, they were equal)
+            assert!(tier.long_scan > lev.long_scan, "T={t}");
         }
     }
 

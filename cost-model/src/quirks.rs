@@ -20,6 +20,8 @@ pub struct ReferenceQuirks {
     pub fence_sum_bug: bool,
     /// The long-scan sum counts level L twice when Y = 0.
     pub scan_double_count: bool,
+    /// Long scans pay no seek per run (only the sequential blocks), so tiering looks free for range scans.
+    pub scan_without_seeks: bool,
     /// Short scans cost K·L when Y = 0 (the authors' special case) instead of K(L−1) + Z.
     pub short_scan_kl: bool,
     /// B-tree designs get Y = L and σ_l × 0.1 (`B_TREE_CACHE_DISCOUNT_FACTOR`), and the B-tree scan test is
@@ -41,6 +43,7 @@ impl ReferenceQuirks {
         closed_form_fpr: false,
         fence_sum_bug: false,
         scan_double_count: false,
+        scan_without_seeks: false,
         short_scan_kl: false,
         btree_discount: false,
         skew_shrinks_entries: false,
@@ -54,6 +57,7 @@ impl ReferenceQuirks {
         closed_form_fpr: true,
         fence_sum_bug: true,
         scan_double_count: true,
+        scan_without_seeks: true,
         short_scan_kl: true,
         btree_discount: true,
         skew_shrinks_entries: true,

@@ -25,8 +25,8 @@ pub struct WorstCase {
 }
 
 struct Dual<'a> {
-    w: &'a [f64; 4],
-    c: &'a [f64; 4],
+    w: &'a [f64],
+    c: &'a [f64],
     c_max: f64,
     rho: f64,
 }
@@ -92,9 +92,9 @@ pub fn kl_worst_case(w: &[f64; 4], c: &[f64; 4], rho: f64) -> WorstCase {
 }
 
 /// g'(λ) and d g'(λ)/d ln λ.
-fn dual_slope(w: &[f64; 4], c: &[f64; 4], c_max: f64, rho: f64, lambda: f64) -> (f64, f64) {
+fn dual_slope(w: &[f64], c: &[f64], c_max: f64, rho: f64, lambda: f64) -> (f64, f64) {
     let (mut s, mut m1, mut m2) = (0.0, 0.0, 0.0);
-    for i in 0..4 {
+    for i in 0..w.len() {
         if w[i] > 0.0 {
             let d = c[i] - c_max;
             let e = w[i] * (d / lambda).exp();
@@ -109,7 +109,7 @@ fn dual_slope(w: &[f64; 4], c: &[f64; 4], c_max: f64, rho: f64, lambda: f64) -> 
 }
 
 /// The root of g'(λ) (increasing in λ, negative at 0+ and ρ > 0 at ∞) by safeguarded Newton in u = ln λ.
-fn solve_lambda(w: &[f64; 4], c: &[f64; 4], c_max: f64, rho: f64, spread: f64) -> f64 {
+fn solve_lambda(w: &[f64], c: &[f64], c_max: f64, rho: f64, spread: f64) -> f64 {
     let slope = |u: f64| dual_slope(w, c, c_max, rho, u.exp());
     let (mut lo, mut hi) = ((spread * 1e-3).ln(), (spread * 10.0 / rho.min(1.0)).ln());
     while slope(lo).0 > 0.0 && lo > -700.0 {
@@ -137,6 +137,24 @@ fn solve_lambda(w: &[f64; 4], c: &[f64; 4], c_max: f64, rho: f64, spread: f64) -
         u = next;
     }
     u.exp()
+}
+
+/// The worst-case expected cost over the KL ball for any number of operation types (the search's six).
+pub fn kl_worst_value(w: &[f64], c: &[f64], rho: f64) -> f64 {
+    let nominal: f64 = w.iter().zip(c).map(|(a, b)| a * b).sum();
+    if rho <= 0.0 {
+        return nominal;
+    }
+    let support = || w.iter().zip(c).filter(|(w, _)| **w > 0.0);
+    let c_max = support().map(|(_, c)| *c).fold(f64::NEG_INFINITY, f64::max);
+    let c_min = support().map(|(_, c)| *c).fold(f64::INFINITY, f64::min);
+    let tol = 1e-12 * c_max.abs().max(1e-300);
+    let at_max: f64 = support().filter(|(_, c)| c_max - **c <= tol).map(|(w, _)| *w).sum();
+    if -at_max.ln() <= rho || c_max - c_min <= tol {
+        return c_max;
+    }
+    let lambda = solve_lambda(w, c, c_max, rho, c_max - c_min);
+    Dual { w, c, c_max, rho }.value(lambda).min(c_max).max(nominal)
 }
 
 /// The same worst case with the dual minimised by argmin's Brent method over ln λ (slower; a cross-check).

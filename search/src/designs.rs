@@ -1,0 +1,286 @@
+//! The design space of one VM (Cosine Section 5, Algorithm 2 lines 13-25): for a shard of the data on one VM
+//! type, walk T, K, Z and the buffer memory M_B (hopping in steps of ε·M, then a binary refinement around the
+//! best), split the rest of memory between fences and filters so as to keep as many levels hot as possible,
+//! score each design with the I/O model, φ and Eq. 3, and keep the fastest. B-tree-like and LSH-like designs
+//! are searched alongside.
+
+use cosine_cost_model::cpu::{speedup, PhiLibrary};
+use cosine_cost_model::keys::KeySpace;
+use cosine_cost_model::layout::{self, DataShape};
+use cosine_cost_model::{DistributionAware, IoModel, ReferenceQuirks};
+use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy, Workload};
+use serde::Serialize;
+
+/// Operations one core serves per second when no I/O is needed ([R]: about 5 µs of CPU per operation). It keeps
+/// the latency of a shard that fits in memory finite.
+pub const CPU_OPS_PER_CORE: f64 = 200_000.0;
+
+/// Size ratios searched for LSM-like and hybrid designs.
+pub const LSM_SIZE_RATIOS: [u64; 10] = [2, 3, 4, 6, 8, 10, 12, 16, 24, 32];
+/// Size ratios (fanouts) searched for B-tree-like designs, kept where T ≤ entries per block.
+pub const BTREE_SIZE_RATIOS: [u64; 6] = [4, 8, 16, 32, 64, 128];
+
+/// One VM's share of the problem.
+#[derive(Clone, Debug)]
+pub struct Shard<'a> {
+    /// The shard's workload (entries N_j and operations χ_j already scaled).
+    pub workload: Workload,
+    /// Its key space.
+    pub keys: KeySpace,
+    /// VM memory in bytes.
+    pub memory_bytes: u64,
+    /// VM cores (η).
+    pub vcpus: u32,
+    /// IOPS of the VM's volume.
+    pub iops: f64,
+    /// I/O block size in bytes.
+    pub block_bytes: u64,
+    /// φ values.
+    pub phi: &'a PhiLibrary,
+    /// Endure's KL radius for the robust objective (None: nominal, on the noisy workload).
+    pub rho: Option<f64>,
+    /// ε of the memory hopping.
+    pub epsilon: f64,
+}
+
+/// A scored design.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scored {
+    /// The design.
+    pub design: Design,
+    /// Its class (Algorithm 3).
+    pub class: DesignClass,
+    /// Expected I/Os per operation (worst case over the KL ball with ρ).
+    pub io_per_op: f64,
+    /// φ of the workload for this class.
+    pub phi: f64,
+    /// Seconds to run the shard's operations (Eq. 3, plus the CPU floor).
+    pub latency_s: f64,
+}
+
+/// The algorithmic primitives Table 1 gives each class.
+pub fn with_class_defaults(mut d: Design, class: DesignClass) -> Design {
+    d.class = Some(class);
+    match class {
+        DesignClass::Lsm => {
+            d.filter_granularity = FilterGranularity::File;
+            d.compaction = Compaction::Full;
+            d.run_strategy = RunStrategy::First;
+            d.file_picking = FilePicking::DenseFp;
+            d.merge_threshold = 1.0;
+        }
+        DesignClass::Btree => {
+            d.compaction = Compaction::Partial;
+            d.run_strategy = RunStrategy::None;
+            d.file_picking = FilePicking::ChooseFirst;
+            d.merge_threshold = 0.5;
+        }
+        DesignClass::Lsh => {
+            d.compaction = Compaction::Partial;
+            d.run_strategy = RunStrategy::First;
+            d.log = LogKind::Hybrid;
+            d.filter_granularity = FilterGranularity::Run;
+        }
+        DesignClass::Hybrid => {
+            d.filter_granularity = FilterGranularity::File;
+            d.compaction = Compaction::Hybrid;
+            d.run_strategy = RunStrategy::Fullest;
+            d.file_picking = FilePicking::DenseFp;
+            d.merge_threshold = 0.75;
+        }
+    }
+    d
+}
+
+fn base_design(t: u64, k: u64, z: u64, block: u64, m_b: u64, m_bf: u64, m_fp: u64) -> Design {
+    Design {
+        size_ratio: t,
+        hot_runs: k,
+        cold_runs: z,
+        block_bytes: block,
+        buffer_bytes: m_b,
+        filter_bytes: m_bf,
+        fence_bytes: m_fp,
+        ..Design::rocksdb_like(m_b, m_bf, m_fp)
+    }
+}
+
+impl Shard<'_> {
+    fn shape(&self) -> DataShape {
+        let w = &self.workload;
+        let e = w.entry_bytes() as f64;
+        DataShape {
+            entries: w.entries as f64,
+            effective_entries: self.keys.effective_entries(w.entries as f64, false),
+            entry_bytes: e,
+            key_bytes: w.key_bytes as f64,
+            entries_per_block: (self.block_bytes as f64 / e).floor().max(1.0),
+        }
+    }
+
+    /// Scores one design; None when the model rejects it.
+    pub fn score(&self, design: Design) -> Option<Scored> {
+        let cost = DistributionAware { quirks: ReferenceQuirks::NONE, ..Default::default() }
+            .evaluate_with_keys(&design, &self.workload, &self.keys)
+            .ok()?;
+        let mix = self.workload.mix;
+        let io = match self.rho {
+            Some(rho) if rho > 0.0 => {
+                let p = cost.per_op;
+                crate::robust::kl_worst_value(
+                    &mix.to_array(),
+                    &[p.lookup, p.empty_lookup, p.insert, p.blind_update, p.rmw, cost.scan],
+                    rho,
+                )
+            }
+            _ => cost.per_operation,
+        };
+        let class = cost.class;
+        let phi = self.phi.class(class).workload_phi(&mix);
+        let g = speedup(phi, self.vcpus as f64);
+        let ops = self.workload.operations as f64;
+        let latency = ops * io / self.iops / g + ops / (CPU_OPS_PER_CORE * g);
+        Some(Scored { design: with_class_defaults(design, class), class, io_per_op: io, phi, latency_s: latency })
+    }
+
+    /// An LSM-like or hybrid design with the given buffer: the rest of memory goes to fences first (as many hot
+    /// levels as fit), then filters.
+    fn lsm_design(&self, t: u64, k: u64, z: u64, m_b: u64) -> Option<Design> {
+        let m = self.memory_bytes;
+        if m_b == 0 || m_b >= m {
+            return None;
+        }
+        let shape = self.shape();
+        let levels = layout::level_count(shape.effective_entries, shape.entry_bytes, m_b as f64, t as f64);
+        let split = layout::memory_split((m - m_b) as f64, m_b as f64, t as f64, k as f64, z as f64, levels, &shape, &ReferenceQuirks::NONE);
+        Some(base_design(t, k, z, self.block_bytes, m_b, split.filter_bytes as u64, split.fence_bytes.ceil() as u64))
+    }
+
+    fn best_over_buffer(&self, make: impl Fn(u64) -> Option<Design>) -> Option<Scored> {
+        let m = self.memory_bytes as f64;
+        let steps = (1.0 / self.epsilon).round().max(2.0) as u64;
+        let mut best: Option<(f64, Scored)> = None;
+        for i in 1..steps {
+            let frac = i as f64 / steps as f64;
+            if let Some(s) = make((m * frac) as u64).and_then(|d| self.score(d)) {
+                if best.as_ref().is_none_or(|(_, b)| s.latency_s < b.latency_s) {
+                    best = Some((frac, s));
+                }
+            }
+        }
+        // binary refinement around the best buffer share
+        let (mut frac, mut s) = best?;
+        let mut step = 0.5 / steps as f64;
+        for _ in 0..5 {
+            for cand in [frac - step, frac + step] {
+                if cand <= 0.0 || cand >= 1.0 {
+                    continue;
+                }
+                if let Some(c) = make((m * cand) as u64).and_then(|d| self.score(d)) {
+                    if c.latency_s < s.latency_s {
+                        s = c;
+                        frac = cand;
+                    }
+                }
+            }
+            step /= 2.0;
+        }
+        Some(s)
+    }
+
+    /// The LSH-like (FASTER-shaped) design: a hash index over N/8 keys in M_FP, the rest buffer, T so large
+    /// that the first level never fills.
+    pub fn lsh_design(&self) -> Option<Design> {
+        let shape = self.shape();
+        let m_fp = layout::lsh_index_bytes(shape.entries, shape.key_bytes, shape.entries_per_block).ceil() as u64;
+        if m_fp >= self.memory_bytes {
+            return None;
+        }
+        let m_b = self.memory_bytes - m_fp;
+        let t = ((shape.entries * shape.entry_bytes / m_b as f64).ceil() as u64).max(2);
+        let t = t.max(shape.entries_per_block as u64 + 1);
+        Some(base_design(t, t - 1, t - 1, self.block_bytes, m_b, 0, m_fp))
+    }
+
+    /// The fastest design for this shard over the LSM/hybrid, B-tree and LSH spaces.
+    pub fn best(&self) -> Option<Scored> {
+        let mut best: Option<Scored> = None;
+        let mut consider = |s: Option<Scored>| {
+            if let Some(s) = s {
+                if best.as_ref().is_none_or(|b| s.latency_s < b.latency_s) {
+                    best = Some(s);
+                }
+            }
+        };
+        for t in LSM_SIZE_RATIOS {
+            let mut ks = vec![1, t - 1, t.div_ceil(2)];
+            ks.sort_unstable();
+            ks.dedup();
+            let mut zs = vec![1, t - 1];
+            zs.dedup();
+            for &k in &ks {
+                for &z in &zs {
+                    consider(self.best_over_buffer(|m_b| self.lsm_design(t, k, z, m_b)));
+                }
+            }
+        }
+        let b = self.shape().entries_per_block as u64;
+        for t in BTREE_SIZE_RATIOS.into_iter().filter(|t| *t <= b) {
+            consider(self.best_over_buffer(|m_b| {
+                (m_b < self.memory_bytes).then(|| base_design(t, 1, 1, self.block_bytes, m_b, 0, self.memory_bytes - m_b))
+            }));
+        }
+        consider(self.lsh_design().and_then(|d| self.score(d)));
+        best
+    }
+
+    /// The best buffer size for a fixed shape (T, K, Z and class of `template`), for re-scoring a design found
+    /// on a nearby shard size.
+    pub fn refit(&self, template: &Design) -> Option<Scored> {
+        match template.class {
+            Some(DesignClass::Lsh) => self.lsh_design().and_then(|d| self.score(d)),
+            Some(DesignClass::Btree) => self.best_over_buffer(|m_b| {
+                (m_b < self.memory_bytes)
+                    .then(|| base_design(template.size_ratio, 1, 1, self.block_bytes, m_b, 0, self.memory_bytes - m_b))
+            }),
+            _ => self.best_over_buffer(|m_b| self.lsm_design(template.size_ratio, template.hot_runs, template.cold_runs, m_b)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosine_design::{named_workload, OperationMix};
+
+    fn shard<'a>(w: Workload, phi: &'a PhiLibrary, memory: u64) -> Shard<'a> {
+        Shard { keys: KeySpace::from_workload(&w), workload: w, memory_bytes: memory, vcpus: 4, iops: 10_000.0, block_bytes: 16 << 10, phi, rho: None, epsilon: 0.1 }
+    }
+
+    #[test]
+    fn best_design_is_valid_and_beats_fixed_shapes() {
+        let phi = PhiLibrary::default();
+        let mut w = named_workload("ycsb-a").unwrap();
+        w.entries = 10_000_000;
+        let s = shard(w, &phi, 2 << 30);
+        let best = s.best().unwrap();
+        best.design.validate().unwrap();
+        assert!(best.design.memory_bytes() <= 2 << 30);
+        let rocks = s.lsm_design(10, 1, 1, 1 << 30).and_then(|d| s.score(d)).unwrap();
+        assert!(best.latency_s <= rocks.latency_s);
+    }
+
+    #[test]
+    fn write_heavy_prefers_write_optimised_and_ranges_prefer_few_runs() {
+        let phi = PhiLibrary::default();
+        let mut writes = Workload::with_mix(OperationMix { insert: 0.95, lookup: 0.05, ..Default::default() });
+        writes.entries = 50_000_000;
+        let w = shard(writes, &phi, 1 << 30).best().unwrap();
+        let mut ranges = Workload::with_mix(OperationMix { scan: 0.9, insert: 0.1, ..Default::default() });
+        ranges.entries = 50_000_000;
+        ranges.scan_length = 1000;
+        let r = shard(ranges, &phi, 1 << 30).best().unwrap();
+        assert!(w.design.hot_runs > 1 || w.class == DesignClass::Lsh, "write-heavy got {:?}", w.design);
+        assert!(r.design.hot_runs == 1 || r.class == DesignClass::Btree, "range-heavy got {:?}", r.design);
+    }
+}
