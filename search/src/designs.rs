@@ -7,7 +7,7 @@
 use cosine_cost_model::cpu::{speedup, PhiLibrary};
 use cosine_cost_model::keys::KeySpace;
 use cosine_cost_model::layout::{self, DataShape};
-use cosine_cost_model::{DistributionAware, IoModel, ReferenceQuirks};
+use cosine_cost_model::{DistributionAware, ReferenceQuirks};
 use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy, Workload};
 use serde::Serialize;
 
@@ -19,6 +19,41 @@ pub const CPU_OPS_PER_CORE: f64 = 200_000.0;
 pub const LSM_SIZE_RATIOS: [u64; 10] = [2, 3, 4, 6, 8, 10, 12, 16, 24, 32];
 /// Size ratios (fanouts) searched for B-tree-like designs, kept where T ≤ entries per block.
 pub const BTREE_SIZE_RATIOS: [u64; 6] = [4, 8, 16, 32, 64, 128];
+
+/// The fixed engines Cosine compares with (Section 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Baseline {
+    /// RocksDB-shaped: T = 10, leveling, 10 bits per key, fences for every block.
+    RocksDb,
+    /// WiredTiger-shaped: a B-tree, T = 32, no filters.
+    WiredTiger,
+    /// FASTER-shaped: a log-structured hash table.
+    Faster,
+}
+
+impl Baseline {
+    /// All three.
+    pub const ALL: [Baseline; 3] = [Baseline::RocksDb, Baseline::WiredTiger, Baseline::Faster];
+
+    /// Display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Baseline::RocksDb => "RocksDB",
+            Baseline::WiredTiger => "WiredTiger",
+            Baseline::Faster => "FASTER",
+        }
+    }
+
+    /// Its entry in the φ library.
+    pub fn phi_key(self) -> &'static str {
+        match self {
+            Baseline::RocksDb => "rocksdb",
+            Baseline::WiredTiger => "wiredtiger",
+            Baseline::Faster => "faster",
+        }
+    }
+}
 
 /// One VM's share of the problem.
 #[derive(Clone, Debug)]
@@ -41,6 +76,8 @@ pub struct Shard<'a> {
     pub rho: Option<f64>,
     /// ε of the memory hopping.
     pub epsilon: f64,
+    /// φ of a fixed system (RocksDB, WiredTiger, FASTER) instead of the design class's.
+    pub system_phi: Option<cosine_cost_model::cpu::PhiEntry>,
 }
 
 /// A scored design.
@@ -101,6 +138,8 @@ fn base_design(t: u64, k: u64, z: u64, block: u64, m_b: u64, m_bf: u64, m_fp: u6
         buffer_bytes: m_b,
         filter_bytes: m_bf,
         fence_bytes: m_fp,
+        // the class is derived when the design is scored (Algorithm 3)
+        class: None,
         ..Design::rocksdb_like(m_b, m_bf, m_fp)
     }
 }
@@ -136,7 +175,7 @@ impl Shard<'_> {
             _ => cost.per_operation,
         };
         let class = cost.class;
-        let phi = self.phi.class(class).workload_phi(&mix);
+        let phi = self.system_phi.unwrap_or_else(|| self.phi.class(class)).workload_phi(&mix);
         let g = speedup(phi, self.vcpus as f64);
         let ops = self.workload.operations as f64;
         let latency = ops * io / self.iops / g + ops / (CPU_OPS_PER_CORE * g);
@@ -152,6 +191,10 @@ impl Shard<'_> {
         }
         let shape = self.shape();
         let levels = layout::level_count(shape.effective_entries, shape.entry_bytes, m_b as f64, t as f64);
+        if levels == 0 {
+            // the shard fits in the buffer: nothing to filter or fence
+            return Some(base_design(t, k, z, self.block_bytes, m_b, 0, 0));
+        }
         let split = layout::memory_split((m - m_b) as f64, m_b as f64, t as f64, k as f64, z as f64, levels, &shape, &ReferenceQuirks::NONE);
         Some(base_design(t, k, z, self.block_bytes, m_b, split.filter_bytes as u64, split.fence_bytes.ceil() as u64))
     }
@@ -160,8 +203,9 @@ impl Shard<'_> {
         let m = self.memory_bytes as f64;
         let steps = (1.0 / self.epsilon).round().max(2.0) as u64;
         let mut best: Option<(f64, Scored)> = None;
-        for i in 1..steps {
-            let frac = i as f64 / steps as f64;
+        // the ε grid, plus the corner where (nearly) all memory is buffer: a shard that fits in memory
+        let fracs = (1..steps).map(|i| i as f64 / steps as f64).chain([0.95, 0.99, 0.999]);
+        for frac in fracs {
             if let Some(s) = make((m * frac) as u64).and_then(|d| self.score(d)) {
                 if best.as_ref().is_none_or(|(_, b)| s.latency_s < b.latency_s) {
                     best = Some((frac, s));
@@ -200,6 +244,33 @@ impl Shard<'_> {
         let t = ((shape.entries * shape.entry_bytes / m_b as f64).ceil() as u64).max(2);
         let t = t.max(shape.entries_per_block as u64 + 1);
         Some(base_design(t, t - 1, t - 1, self.block_bytes, m_b, 0, m_fp))
+    }
+
+    /// A fixed system's design on this VM (Cosine Section 7 baselines, MODEL.md §7), or None when it cannot run
+    /// in the VM's memory.
+    pub fn baseline_design(&self, system: Baseline) -> Option<Design> {
+        let shape = self.shape();
+        let m = self.memory_bytes as f64;
+        match system {
+            Baseline::RocksDb => {
+                // 10 bits per key and fences for every block; the buffer gets what is left
+                let (filters, fences) = layout::lsm_index_bytes(shape.entries, shape.key_bytes, shape.entries_per_block, 10.0);
+                let m_b = m - filters - fences;
+                (m_b >= 1024.0 * 1024.0).then(|| {
+                    with_class_defaults(base_design(10, 1, 1, self.block_bytes, m_b as u64, filters as u64, fences.ceil() as u64), DesignClass::Lsm)
+                })
+            }
+            Baseline::WiredTiger => {
+                // T = 32 over 32 KiB leaves; the buffer holds what one level of fences can address
+                let block = 32 * 1024;
+                let b = (block as f64 / shape.entry_bytes).floor().max(1.0);
+                let be = b * shape.entry_bytes;
+                let m_b = m * be / (shape.key_bytes * 32.0 + be);
+                let d = base_design(32, 1, 1, block, m_b as u64, 0, (m - m_b) as u64);
+                (b >= 32.0).then(|| with_class_defaults(d, DesignClass::Btree))
+            }
+            Baseline::Faster => self.lsh_design().map(|d| with_class_defaults(d, DesignClass::Lsh)),
+        }
     }
 
     /// The fastest design for this shard over the LSM/hybrid, B-tree and LSH spaces.
@@ -254,7 +325,7 @@ mod tests {
     use cosine_design::{named_workload, OperationMix};
 
     fn shard<'a>(w: Workload, phi: &'a PhiLibrary, memory: u64) -> Shard<'a> {
-        Shard { keys: KeySpace::from_workload(&w), workload: w, memory_bytes: memory, vcpus: 4, iops: 10_000.0, block_bytes: 16 << 10, phi, rho: None, epsilon: 0.1 }
+        Shard { keys: KeySpace::from_workload(&w), workload: w, memory_bytes: memory, vcpus: 4, iops: 10_000.0, block_bytes: 16 << 10, phi, rho: None, epsilon: 0.1, system_phi: None }
     }
 
     #[test]
@@ -268,6 +339,24 @@ mod tests {
         assert!(best.design.memory_bytes() <= 2 << 30);
         let rocks = s.lsm_design(10, 1, 1, 1 << 30).and_then(|d| s.score(d)).unwrap();
         assert!(best.latency_s <= rocks.latency_s);
+    }
+
+    #[test]
+    fn baselines_have_table_1_shapes() {
+        let phi = PhiLibrary::default();
+        let mut w = named_workload("ycsb-a").unwrap();
+        w.entries = 100_000_000;
+        let s = shard(w, &phi, 64 << 30);
+        let r = s.baseline_design(Baseline::RocksDb).unwrap();
+        assert_eq!((r.size_ratio, r.hot_runs, r.cold_runs, r.class), (10, 1, 1, Some(DesignClass::Lsm)));
+        assert!((r.filter_bytes as f64 - 1e8 * 10.0 / 8.0).abs() < 2.0);
+        let wt = s.baseline_design(Baseline::WiredTiger).unwrap();
+        assert_eq!((wt.size_ratio, wt.filter_bytes, wt.class), (32, 0, Some(DesignClass::Btree)));
+        let f = s.baseline_design(Baseline::Faster).unwrap();
+        assert_eq!((f.filter_bytes, f.class), (0, Some(DesignClass::Lsh)));
+        assert_eq!(f.hot_runs, f.size_ratio - 1);
+        // RocksDB cannot run where its filters and fences alone exceed memory
+        assert!(shard(named_workload("ycsb-a").unwrap(), &phi, 1 << 30).baseline_design(Baseline::RocksDb).is_none());
     }
 
     #[test]

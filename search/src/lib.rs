@@ -5,6 +5,7 @@
 // `!(x > 0.0)` is deliberate: it also rejects NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod continuum;
 pub mod designs;
 pub mod robust;
 pub mod tuning;

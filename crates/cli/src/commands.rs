@@ -24,6 +24,11 @@ enum Command {
     Uncertainty(UncertaintyArgs),
     /// Per-operation I/O costs and the workload total of one design.
     Cost(CostArgs),
+    /// The cost/performance continuum: which engine design, VMs and provider give the most throughput for a
+    /// monthly budget.
+    Search(crate::search_cmd::SearchArgs),
+    /// Figure 5 as a table: Cosine against RocksDB-, WiredTiger- and FASTER-shaped designs at several budgets.
+    Compare(crate::search_cmd::CompareArgs),
     /// Lists the named workloads.
     Workloads,
 }
@@ -162,6 +167,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tune(a) => tune(a),
         Command::Uncertainty(a) => uncertainty_cmd(a),
         Command::Cost(a) => cost(a),
+        Command::Search(a) => crate::search_cmd::run(a),
+        Command::Compare(a) => crate::search_cmd::compare(a),
         Command::Workloads => {
             for n in workload_names() {
                 let w = named_workload(&n)?;
@@ -172,7 +179,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-fn describe_mix(w: &Workload) -> String {
+pub(crate) fn describe_mix(w: &Workload) -> String {
     w.mix
         .named()
         .iter()

@@ -3,6 +3,8 @@
 //! Every error is printed as one line on stderr with exit code 2; nothing panics on bad input.
 
 mod commands;
+mod plot;
+mod search_cmd;
 
 use clap::error::ErrorKind;
 use clap::Parser;

@@ -123,7 +123,7 @@ pub enum LogKind {
 /// One storage-engine design: Cosine Table 1's layout primitives (T, K, Z, block size, M_B, M_BF, M_FP)
 /// and algorithmic primitives, plus the class derived by Algorithm 3.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "DesignRepr", into = "DesignRepr")]
+#[serde(try_from = "DesignRepr", into = "DesignOut")]
 pub struct Design {
     /// T: size ratio between consecutive levels (fanout for B-tree-like designs).
     pub size_ratio: u64,
@@ -312,7 +312,7 @@ fn default_log() -> LogKind {
 
 /// The wire form of `Design`: numbers as JSON gives them, so that negative or fractional values are reported
 /// as typed errors rather than parser messages.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DesignRepr {
     size_ratio: f64,
@@ -386,16 +386,39 @@ impl TryFrom<DesignRepr> for Design {
     }
 }
 
-impl From<Design> for DesignRepr {
+/// The written form of `Design`: whole numbers as JSON integers.
+#[derive(Serialize)]
+struct DesignOut {
+    size_ratio: u64,
+    hot_runs: u64,
+    cold_runs: u64,
+    block_bytes: u64,
+    buffer_bytes: u64,
+    filter_bytes: u64,
+    fence_bytes: u64,
+    filter_granularity: FilterGranularity,
+    compaction: Compaction,
+    run_strategy: RunStrategy,
+    file_picking: FilePicking,
+    merge_threshold: f64,
+    full_compaction_levels: u32,
+    threads: u32,
+    file_bytes: u64,
+    log: LogKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    class: Option<DesignClass>,
+}
+
+impl From<Design> for DesignOut {
     fn from(d: Design) -> Self {
-        DesignRepr {
-            size_ratio: d.size_ratio as f64,
-            hot_runs: d.hot_runs as f64,
-            cold_runs: d.cold_runs as f64,
-            block_bytes: d.block_bytes as f64,
-            buffer_bytes: d.buffer_bytes as f64,
-            filter_bytes: d.filter_bytes as f64,
-            fence_bytes: d.fence_bytes as f64,
+        DesignOut {
+            size_ratio: d.size_ratio,
+            hot_runs: d.hot_runs,
+            cold_runs: d.cold_runs,
+            block_bytes: d.block_bytes,
+            buffer_bytes: d.buffer_bytes,
+            filter_bytes: d.filter_bytes,
+            fence_bytes: d.fence_bytes,
             filter_granularity: d.filter_granularity,
             compaction: d.compaction,
             run_strategy: d.run_strategy,
@@ -403,7 +426,7 @@ impl From<Design> for DesignRepr {
             merge_threshold: d.merge_threshold,
             full_compaction_levels: d.full_compaction_levels,
             threads: d.threads,
-            file_bytes: d.file_bytes as f64,
+            file_bytes: d.file_bytes,
             log: d.log,
             class: d.class,
         }

@@ -6,8 +6,10 @@
 //! `KeyDistribution::Zipfian { theta: 0.99 }` over the entry count; the cost model bins it into decades of rank,
 //! each a partition of Cosine's skew model (k-partition skew), so the hottest ranks form small partitions that
 //! receive most of the operations. YCSB-D's "latest" is Zipfian over recency, and YCSB-D/E inserts are new keys
-//! (uniform over an unbounded universe). The data shape is Cosine Section 7's: 10^8 records of 1 KiB
-//! (128-byte keys, 896-byte values).
+//! (uniform over an unbounded universe). Records are Cosine Section 7's 1 KiB (128-byte keys, 896-byte
+//! values); there are 10^10 of them (10 TB), the scale of the paper's budget experiments (1 to 100 billion
+//! entries), where a $20,000/month budget cannot keep the data in memory and the engine design matters.
+//! `--entries` changes it.
 //!
 //! Endure mapping: (z0, z1, q, w) = (empty lookups, single-result lookups, range scans, writes as inserts), over
 //! Endure's model-evaluation data: 10^7 entries of 1 KiB, short ranges.
@@ -85,7 +87,7 @@ pub fn named_workload(name: &str) -> Result<Workload> {
         scan_length,
         reads,
         writes,
-        entries: 100_000_000,
+        entries: 10_000_000_000,
         key_bytes: 128,
         value_bytes: 896,
         operations: 10_000_000,

@@ -1,0 +1,406 @@
+//! `cosine search`: the main job.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+use cosine_cloud_pricing::Sla;
+use cosine_cost_model::cpu::PhiLibrary;
+use cosine_design::load_workload;
+use cosine_search::continuum::{search, Config, SearchOptions, SearchResult};
+use cosine_search::designs::Baseline;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Arguments of `cosine search`.
+#[derive(Parser, Debug)]
+pub struct SearchArgs {
+    /// Monthly budget in USD.
+    #[arg(long, allow_hyphen_values = true)]
+    budget: f64,
+    /// A workload name (ycsb-a..ycsb-f, endure-w0..w14) or a workload.json file.
+    #[arg(long)]
+    workload: String,
+    /// Providers to search, comma-separated.
+    #[arg(long, default_value = "aws,gcp,azure")]
+    providers: String,
+    /// SLA add-ons: migration, support (devops), backup, reliability, availability.
+    #[arg(long, default_value = "")]
+    sla: String,
+    /// Entries in the data set (overrides the workload's).
+    #[arg(long, allow_hyphen_values = true)]
+    entries: Option<f64>,
+    /// Key size in bytes (overrides the workload's).
+    #[arg(long, allow_hyphen_values = true)]
+    key_bytes: Option<f64>,
+    /// Value size in bytes (overrides the workload's).
+    #[arg(long, allow_hyphen_values = true)]
+    value_bytes: Option<f64>,
+    /// Memory-hopping step ε as a fraction of VM memory.
+    #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
+    epsilon: f64,
+    /// Use Endure's robust objective with this KL radius instead of Cosine's 10% noise.
+    #[arg(long, allow_hyphen_values = true)]
+    rho: Option<f64>,
+    /// Price catalog: "current" (embedded), "paper", or a catalog JSON file.
+    #[arg(long, default_value = "current")]
+    catalog: String,
+    /// Most VMs in one configuration.
+    #[arg(long, default_value_t = 32)]
+    max_vms: u32,
+    /// Write the best configuration's design (of its first VM type) as design.json for the engine.
+    #[arg(long)]
+    design_out: Option<String>,
+    /// Draw the frontier, with the fixed designs, as an SVG.
+    #[arg(long)]
+    plot: Option<String>,
+    /// A latency target in seconds for the whole workload: also answer the cheapest configuration meeting it.
+    #[arg(long, allow_hyphen_values = true)]
+    latency_target: Option<f64>,
+    /// A throughput target in operations per second: also answer the cheapest configuration meeting it.
+    #[arg(long, allow_hyphen_values = true)]
+    throughput_target: Option<f64>,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+fn positive_int(name: &str, v: Option<f64>) -> Result<Option<u64>> {
+    match v {
+        None => Ok(None),
+        Some(x) if x.is_finite() && x >= 1.0 && x.fract() == 0.0 => Ok(Some(x as u64)),
+        Some(x) => bail!("{name} must be a positive whole number, got {x}"),
+    }
+}
+
+/// Runs `cosine search`.
+pub fn run(a: SearchArgs) -> Result<()> {
+    if !(a.budget.is_finite() && a.budget > 0.0) {
+        bail!("--budget must be a positive number of USD per month, got {}", a.budget);
+    }
+    if !(a.epsilon > 0.0 && a.epsilon <= 0.5) {
+        bail!("--epsilon must be in (0, 0.5], got {}", a.epsilon);
+    }
+    if let Some(r) = a.rho {
+        if !(r.is_finite() && r >= 0.0) {
+            bail!("--rho must be a non-negative number, got {r}");
+        }
+    }
+    if a.max_vms == 0 {
+        bail!("--max-vms must be at least 1");
+    }
+    let mut workload = load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    if let Some(n) = positive_int("--entries", a.entries)? {
+        workload.entries = n;
+    }
+    if let Some(k) = positive_int("--key-bytes", a.key_bytes)? {
+        workload.key_bytes = k;
+    }
+    if let Some(v) = a.value_bytes {
+        if !(v.is_finite() && v >= 0.0 && v.fract() == 0.0) {
+            bail!("--value-bytes must be a non-negative whole number, got {v}");
+        }
+        workload.value_bytes = v as u64;
+    }
+    workload.validate()?;
+    let catalog = cosine_cloud_pricing::load(&a.catalog)?;
+    let mut opts = SearchOptions::new(a.budget);
+    opts.providers = Vec::new();
+    for p in a.providers.split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()) {
+        if !catalog.providers.iter().any(|x| x.id == p) {
+            bail!("unknown provider '{p}' (known: aws, gcp, azure)");
+        }
+        opts.providers.push(p);
+    }
+    if opts.providers.is_empty() {
+        bail!("--providers names no provider");
+    }
+    for s in a.sla.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        opts.slas.push(Sla::parse(s).ok_or_else(|| anyhow!("unknown SLA '{s}' (known: migration, support, backup, reliability, availability)"))?);
+    }
+    opts.epsilon = a.epsilon;
+    opts.rho = a.rho;
+    if a.rho.is_some() {
+        opts.noise = 0.0;
+    }
+    opts.max_vms = a.max_vms;
+    for (name, v) in [("--latency-target", a.latency_target), ("--throughput-target", a.throughput_target)] {
+        if let Some(x) = v {
+            if !(x.is_finite() && x > 0.0) {
+                bail!("{name} must be a positive number, got {x}");
+            }
+        }
+    }
+    let phi = PhiLibrary::default();
+    let t = std::time::Instant::now();
+    let r = run_with_progress(&catalog, &workload, &phi, opts)?;
+    let elapsed = t.elapsed().as_secs_f64();
+    let target = target_answer(&r, a.latency_target, a.throughput_target, a.budget);
+    let baselines: Vec<serde_json::Value> = r
+        .baselines
+        .iter()
+        .map(|(b, f)| {
+            let best = cosine_search::continuum::best_within(f, a.budget);
+            serde_json::json!({"system": b.name(), "best": best, "speedup_of_cosine": speedup(r.best.as_ref(), best)})
+        })
+        .collect();
+    if let Some(path) = &a.design_out {
+        let best = r.best.as_ref().ok_or_else(|| anyhow!("no configuration fits the budget: no design to write"))?;
+        std::fs::write(path, best.parts[0].design.design.to_json() + "\n").with_context(|| format!("writing {path}"))?;
+    }
+    if let Some(path) = &a.plot {
+        let title = format!("{}: throughput per monthly cost", workload.name.clone().unwrap_or_else(|| a.workload.clone()));
+        crate::plot::write_svg(path, &r, &title, a.budget).with_context(|| format!("writing {path}"))?;
+    }
+    if a.json {
+        let v = serde_json::json!({
+            "budget": a.budget,
+            "workload": workload.name.clone().unwrap_or_else(|| a.workload.clone()),
+            "catalog": catalog.name,
+            "best": r.best,
+            "cheaper": r.cheaper,
+            "faster": r.faster,
+            "frontier": r.frontier,
+            "baselines": baselines,
+            "target": target.as_ref().map(|(label, c)| serde_json::json!({"met_by": label, "cheapest": c})),
+            "search": {"seconds": elapsed, "configurations": r.counts.configurations, "designs": r.counts.designs, "vm_types": r.counts.vm_types},
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "Cosine search: {} ({} entries of {} B, {}) for ${:.0}/month, {} catalog ({})",
+        workload.name.clone().unwrap_or_else(|| a.workload.clone()),
+        workload.entries,
+        workload.entry_bytes(),
+        crate::commands::describe_mix(&workload),
+        a.budget,
+        catalog.name,
+        catalog.as_of
+    );
+    match &r.best {
+        Some(best) => {
+            println!("\nbest within budget:");
+            print_config(best, true);
+        }
+        None => println!("\nno configuration fits a budget of ${:.2}/month", a.budget),
+    }
+    if let Some(c) = &r.cheaper {
+        println!("\ncheaper on the frontier:");
+        print_config(c, false);
+    }
+    if let Some(c) = &r.faster {
+        println!("\nfaster on the frontier (above the budget):");
+        print_config(c, false);
+    }
+    println!("\nfixed designs with the same money (best configuration at or below ${:.0}/month):", a.budget);
+    for (b, f) in &r.baselines {
+        match cosine_search::continuum::best_within(f, a.budget) {
+            Some(c) => println!(
+                "  {:<11} {:<6} {:<28} ${:>10.2}/month {:>14.0} ops/s   Cosine is {:.1}x faster",
+                b.name(),
+                c.provider,
+                c.describe(),
+                c.monthly_usd(),
+                c.throughput,
+                speedup(r.best.as_ref(), Some(c)).unwrap_or(f64::NAN)
+            ),
+            None => println!("  {:<11} cannot run within this budget", b.name()),
+        }
+    }
+    if let Some((label, c)) = &target {
+        println!("\ncheapest configuration that meets the {label}:");
+        match c {
+            Some(c) => print_config(c, false),
+            None => println!("  none within the cost range searched"),
+        }
+    }
+    if let Some(p) = &a.design_out {
+        println!("\nwrote the best design to {p}");
+    }
+    if let Some(p) = &a.plot {
+        println!("wrote the frontier plot to {p}");
+    }
+    println!(
+        "\nsearched {} configurations and about {} designs over {} VM types in {:.2} s",
+        r.counts.configurations, r.counts.designs, r.counts.vm_types, elapsed
+    );
+    Ok(())
+}
+
+fn print_config(c: &Config, detail: bool) {
+    println!(
+        "  {:<6} {:<40} ${:>10.2}/month   {:>12.0} ops/s   latency {:.1} s for the workload",
+        c.provider,
+        c.describe(),
+        c.monthly_usd(),
+        c.throughput,
+        c.latency_s
+    );
+    if detail {
+        println!(
+            "         compute ${:.2} + storage ${:.2} + SLAs ${:.2}",
+            c.cost.compute_usd, c.cost.storage_usd, c.cost.sla_usd
+        );
+        for p in &c.parts {
+            let d = &p.design.design;
+            println!(
+                "         {} x {} ({} vCPU, {:.0} GiB, {:.0} IOPS, {} entries each): {} design T={} K={} Z={} M_B={:.1} MiB M_BF={:.1} MiB M_FP={:.1} MiB, {:.3} I/Os per op, phi {:.3}",
+                p.count,
+                p.vm,
+                p.vcpus,
+                p.memory_gib,
+                p.iops,
+                p.entries_per_vm,
+                p.design.class,
+                d.size_ratio,
+                d.hot_runs,
+                d.cold_runs,
+                d.buffer_bytes as f64 / 1048576.0,
+                d.filter_bytes as f64 / 1048576.0,
+                d.fence_bytes as f64 / 1048576.0,
+                p.design.io_per_op,
+                p.design.phi
+            );
+        }
+    }
+}
+
+fn speedup(cosine: Option<&Config>, other: Option<&Config>) -> Option<f64> {
+    Some(cosine?.throughput / other?.throughput)
+}
+
+/// With a performance target: the cheapest configuration on the frontier that meets it.
+fn target_answer(r: &SearchResult, latency: Option<f64>, throughput: Option<f64>, _budget: f64) -> Option<(String, Option<Config>)> {
+    let (label, ok): (String, Box<dyn Fn(&Config) -> bool>) = match (latency, throughput) {
+        (Some(l), _) => (format!("latency target of {l} s"), Box::new(move |c: &Config| c.latency_s <= l)),
+        (None, Some(t)) => (format!("throughput target of {t} ops/s"), Box::new(move |c: &Config| c.throughput >= t)),
+        (None, None) => return None,
+    };
+    Some((label, r.frontier.iter().find(|c| ok(c)).cloned()))
+}
+
+/// Runs the search, with a spinner on stderr while it takes more than a moment (hidden when stderr is not a
+/// terminal).
+pub(crate) fn run_with_progress(
+    catalog: &cosine_cloud_pricing::Catalog,
+    workload: &cosine_design::Workload,
+    phi: &PhiLibrary,
+    mut opts: SearchOptions,
+) -> Result<SearchResult> {
+    let counter = Arc::new(AtomicUsize::new(0));
+    opts.progress = Some(counter.clone());
+    let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} searching: {msg} configurations scored ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let result = std::thread::scope(|s| {
+        let handle = s.spawn(|| search(catalog, workload, phi, &opts));
+        let start = std::time::Instant::now();
+        while !handle.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if start.elapsed().as_millis() > 300 {
+                bar.set_message(counter.load(Ordering::Relaxed).to_string());
+                bar.tick();
+            }
+        }
+        handle.join()
+    });
+    bar.finish_and_clear();
+    result.map_err(|_| anyhow!("the search failed unexpectedly"))
+}
+
+/// `cosine compare`: Figure 5 as a table.
+#[derive(Parser, Debug)]
+pub struct CompareArgs {
+    /// A workload name or workload.json file.
+    #[arg(long)]
+    workload: String,
+    /// Budgets in USD per month, comma-separated.
+    #[arg(long, default_value = "1000,5000,20000,50000")]
+    budgets: String,
+    /// Providers to search.
+    #[arg(long, default_value = "aws,gcp,azure")]
+    providers: String,
+    /// Price catalog: "current", "paper" or a file.
+    #[arg(long, default_value = "current")]
+    catalog: String,
+    /// Entries in the data set (overrides the workload's).
+    #[arg(long, allow_hyphen_values = true)]
+    entries: Option<f64>,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `cosine compare`: one search over the whole range, read at each budget.
+pub fn compare(a: CompareArgs) -> Result<()> {
+    let mut budgets = Vec::new();
+    for b in a.budgets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let v: f64 = b.parse().map_err(|_| anyhow!("budget '{b}' is not a number"))?;
+        if !(v.is_finite() && v > 0.0) {
+            bail!("budgets must be positive, got {v}");
+        }
+        budgets.push(v);
+    }
+    if budgets.is_empty() {
+        bail!("--budgets names no budget");
+    }
+    let mut workload = load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    if let Some(n) = positive_int("--entries", a.entries)? {
+        workload.entries = n;
+    }
+    let catalog = cosine_cloud_pricing::load(&a.catalog)?;
+    let top = budgets.iter().cloned().fold(0.0, f64::max);
+    let mut opts = SearchOptions::new(top);
+    opts.providers = Vec::new();
+    for p in a.providers.split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()) {
+        if !catalog.providers.iter().any(|x| x.id == p) {
+            bail!("unknown provider '{p}' (known: aws, gcp, azure)");
+        }
+        opts.providers.push(p);
+    }
+    let r = run_with_progress(&catalog, &workload, &PhiLibrary::default(), opts)?;
+    let rows: Vec<serde_json::Value> = budgets
+        .iter()
+        .map(|&b| {
+            let best = cosine_search::continuum::best_within(&r.frontier, b);
+            let mut row = serde_json::json!({
+                "budget": b,
+                "cosine": best.map(|c| serde_json::json!({"throughput": c.throughput, "provider": c.provider, "vms": c.describe(), "class": c.parts[0].design.class, "monthly_usd": c.monthly_usd()})),
+            });
+            for (sys, f) in &r.baselines {
+                let c = cosine_search::continuum::best_within(f, b);
+                row[sys.name()] = serde_json::json!(c.map(|c| c.throughput));
+            }
+            row
+        })
+        .collect();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"workload": workload.name, "rows": rows}))?);
+        return Ok(());
+    }
+    println!("{}: throughput (ops/s) at each monthly budget; the fixed designs choose their best hardware too", workload.name.clone().unwrap_or(a.workload));
+    print!("{:>10}  {:>14}  {:<34}", "budget", "Cosine", "(provider, VMs, class)");
+    for s in Baseline::ALL {
+        print!("  {:>18}", s.name());
+    }
+    println!();
+    for (b, row) in budgets.iter().zip(&rows) {
+        let cosine = cosine_search::continuum::best_within(&r.frontier, *b);
+        match cosine {
+            Some(c) => print!("{:>10}  {:>14.0}  {:<34}", format!("${b:.0}"), c.throughput, format!("{}, {}, {}", c.provider, c.describe(), c.parts[0].design.class)),
+            None => print!("{:>10}  {:>14}  {:<34}", format!("${b:.0}"), "-", "(nothing fits)"),
+        }
+        for s in Baseline::ALL {
+            match row[s.name()].as_f64() {
+                Some(t) => {
+                    let x = cosine.map(|c| c.throughput / t).unwrap_or(f64::NAN);
+                    print!("  {:>10.0} ({:>4.1}x)", t, x)
+                }
+                None => print!("  {:>18}", "cannot run"),
+            }
+        }
+        println!();
+    }
+    Ok(())
+}
