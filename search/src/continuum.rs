@@ -198,6 +198,7 @@ impl Ctx<'_> {
             rho: self.opts.rho,
             epsilon: self.opts.epsilon,
             system_phi: None,
+            scored: Some(self.designs),
         }
     }
 
@@ -219,14 +220,8 @@ impl Ctx<'_> {
             let entries = self.workload.entries as f64 * vm.memory_bytes as f64 / total_mem;
             let shard = self.shard(i, entries, q.iops_per_vm[k]);
             let scored = match templates.get(k).copied().flatten() {
-                Some(t) => {
-                    self.designs.fetch_add(40, Ordering::Relaxed);
-                    shard.refit(&t.design)
-                }
-                None => {
-                    self.designs.fetch_add(1300, Ordering::Relaxed);
-                    shard.best()
-                }
+                Some(t) => shard.refit(&t.design),
+                None => shard.best(),
             }?;
             latency = latency.max(scored.latency_s);
             parts.push(Part {
@@ -256,7 +251,6 @@ impl Ctx<'_> {
         let mut shard = self.shard(i, entries, q.iops_per_vm[0]);
         shard.system_phi = self.phi.get(system.phi_key());
         let design = shard.baseline_design(system)?;
-        self.designs.fetch_add(1, Ordering::Relaxed);
         let scored = shard.score(design)?;
         let latency = scored.latency_s;
         Some(Config {
@@ -310,7 +304,7 @@ pub fn frontier(mut configs: Vec<Config>) -> Vec<Config> {
 }
 
 /// The fastest configuration of a frontier at or below `budget`.
-pub fn best_within<'a>(frontier: &'a [Config], budget: f64) -> Option<&'a Config> {
+pub fn best_within(frontier: &[Config], budget: f64) -> Option<&Config> {
     let i = frontier.partition_point(|c| c.monthly_usd() <= budget);
     i.checked_sub(1).map(|i| &frontier[i])
 }
@@ -490,6 +484,54 @@ mod tests {
         for p in &best.parts {
             p.design.design.validate().unwrap();
             assert!(p.design.design.memory_bytes() as f64 <= p.memory_gib * 1024.0 * 1024.0 * 1024.0 + 1.0);
+        }
+    }
+
+    #[test]
+    fn more_budget_never_gives_a_slower_best() {
+        let catalog = cosine_cloud_pricing::load("current").unwrap();
+        let mut w = named_workload("ycsb-b").unwrap();
+        w.entries = 1_000_000_000;
+        let mut opts = SearchOptions::new(10_000.0);
+        opts.providers = vec!["azure".into()];
+        opts.max_vms = 6;
+        let r = search(&catalog, &w, &PhiLibrary::default(), &opts);
+        let mut last = 0.0;
+        for b in [200.0, 500.0, 1_000.0, 2_000.0, 5_000.0, 10_000.0, 50_000.0] {
+            if let Some(c) = best_within(&r.frontier, b) {
+                assert!(c.monthly_usd() <= b);
+                assert!(c.throughput >= last, "budget {b}");
+                last = c.throughput;
+            }
+        }
+        assert!(last > 0.0);
+    }
+
+    fn classes(w: &Workload, budget: f64) -> Vec<(cosine_design::DesignClass, u64)> {
+        let catalog = cosine_cloud_pricing::load("current").unwrap();
+        let mut opts = SearchOptions::new(budget);
+        opts.providers = vec!["aws".into()];
+        opts.max_vms = 4;
+        let r = search(&catalog, w, &PhiLibrary::default(), &opts);
+        r.best.unwrap().parts.iter().map(|p| (p.design.class, p.design.design.hot_runs)).collect()
+    }
+
+    #[test]
+    fn write_heavy_on_little_money_is_write_optimised() {
+        let mut w = Workload::with_mix(OperationMix { insert: 0.9, lookup: 0.1, ..Default::default() });
+        w.entries = 2_000_000_000;
+        for (class, k) in classes(&w, 1_000.0) {
+            assert!(k > 1 || class == cosine_design::DesignClass::Lsh, "{class:?} with K = {k}");
+        }
+    }
+
+    #[test]
+    fn range_heavy_lands_on_btree_like_designs() {
+        let mut w = Workload::with_mix(OperationMix { scan: 0.9, lookup: 0.05, insert: 0.05, ..Default::default() });
+        w.entries = 2_000_000_000;
+        w.scan_length = 2_000;
+        for (class, k) in classes(&w, 1_000.0) {
+            assert!(class == cosine_design::DesignClass::Btree || k == 1, "{class:?} with K = {k}");
         }
     }
 

@@ -78,6 +78,8 @@ pub struct Shard<'a> {
     pub epsilon: f64,
     /// φ of a fixed system (RocksDB, WiredTiger, FASTER) instead of the design class's.
     pub system_phi: Option<cosine_cost_model::cpu::PhiEntry>,
+    /// Counts the designs scored.
+    pub scored: Option<&'a std::sync::atomic::AtomicUsize>,
 }
 
 /// A scored design.
@@ -159,6 +161,9 @@ impl Shard<'_> {
 
     /// Scores one design; None when the model rejects it.
     pub fn score(&self, design: Design) -> Option<Scored> {
+        if let Some(c) = self.scored {
+            c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let cost = DistributionAware { quirks: ReferenceQuirks::NONE, ..Default::default() }
             .evaluate_with_keys(&design, &self.workload, &self.keys)
             .ok()?;
@@ -200,6 +205,12 @@ impl Shard<'_> {
     }
 
     fn best_over_buffer(&self, make: impl Fn(u64) -> Option<Design>) -> Option<Scored> {
+        let (frac, s) = self.buffer_grid(&make)?;
+        Some(self.refine_buffer(&make, frac, s))
+    }
+
+    /// The best buffer share on the ε grid (and the all-buffer corner).
+    fn buffer_grid(&self, make: &impl Fn(u64) -> Option<Design>) -> Option<(f64, Scored)> {
         let m = self.memory_bytes as f64;
         let steps = (1.0 / self.epsilon).round().max(2.0) as u64;
         let mut best: Option<(f64, Scored)> = None;
@@ -212,9 +223,14 @@ impl Shard<'_> {
                 }
             }
         }
-        // binary refinement around the best buffer share
-        let (mut frac, mut s) = best?;
-        let mut step = 0.5 / steps as f64;
+        best
+    }
+
+    /// Binary refinement of the buffer share around `frac` (memory hopping's second phase).
+    fn refine_buffer(&self, make: &impl Fn(u64) -> Option<Design>, mut frac: f64, mut s: Scored) -> Scored {
+        let m = self.memory_bytes as f64;
+        let steps = (1.0 / self.epsilon).round().max(2.0);
+        let mut step = 0.5 / steps;
         for _ in 0..5 {
             for cand in [frac - step, frac + step] {
                 if cand <= 0.0 || cand >= 1.0 {
@@ -229,7 +245,7 @@ impl Shard<'_> {
             }
             step /= 2.0;
         }
-        Some(s)
+        s
     }
 
     /// The LSH-like (FASTER-shaped) design: a hash index over N/8 keys in M_FP, the rest buffer, T so large
@@ -273,16 +289,11 @@ impl Shard<'_> {
         }
     }
 
-    /// The fastest design for this shard over the LSM/hybrid, B-tree and LSH spaces.
+    /// The fastest design for this shard over the LSM/hybrid, B-tree and LSH spaces: every shape (T, K, Z, class)
+    /// on the ε grid of buffer sizes, then the binary refinement of the buffer for the two best shapes.
     pub fn best(&self) -> Option<Scored> {
-        let mut best: Option<Scored> = None;
-        let mut consider = |s: Option<Scored>| {
-            if let Some(s) = s {
-                if best.as_ref().is_none_or(|b| s.latency_s < b.latency_s) {
-                    best = Some(s);
-                }
-            }
-        };
+        type Maker<'s> = Box<dyn Fn(u64) -> Option<Design> + 's>;
+        let mut shapes: Vec<Maker<'_>> = Vec::new();
         for t in LSM_SIZE_RATIOS {
             let mut ks = vec![1, t - 1, t.div_ceil(2)];
             ks.sort_unstable();
@@ -291,17 +302,31 @@ impl Shard<'_> {
             zs.dedup();
             for &k in &ks {
                 for &z in &zs {
-                    consider(self.best_over_buffer(|m_b| self.lsm_design(t, k, z, m_b)));
+                    shapes.push(Box::new(move |m_b| self.lsm_design(t, k, z, m_b)));
                 }
             }
         }
         let b = self.shape().entries_per_block as u64;
         for t in BTREE_SIZE_RATIOS.into_iter().filter(|t| *t <= b) {
-            consider(self.best_over_buffer(|m_b| {
-                (m_b < self.memory_bytes).then(|| base_design(t, 1, 1, self.block_bytes, m_b, 0, self.memory_bytes - m_b))
-            }));
+            let m = self.memory_bytes;
+            let block = self.block_bytes;
+            shapes.push(Box::new(move |m_b| (m_b < m).then(|| base_design(t, 1, 1, block, m_b, 0, m - m_b))));
         }
-        consider(self.lsh_design().and_then(|d| self.score(d)));
+        let mut graded: Vec<(usize, f64, Scored)> =
+            shapes.iter().enumerate().filter_map(|(i, make)| self.buffer_grid(make).map(|(f, s)| (i, f, s))).collect();
+        graded.sort_by(|a, b| a.2.latency_s.total_cmp(&b.2.latency_s));
+        let mut best: Option<Scored> = None;
+        for (i, frac, s) in graded.into_iter().take(2) {
+            let r = self.refine_buffer(&shapes[i], frac, s);
+            if best.as_ref().is_none_or(|b| r.latency_s < b.latency_s) {
+                best = Some(r);
+            }
+        }
+        if let Some(l) = self.lsh_design().and_then(|d| self.score(d)) {
+            if best.as_ref().is_none_or(|b| l.latency_s < b.latency_s) {
+                best = Some(l);
+            }
+        }
         best
     }
 
@@ -325,7 +350,7 @@ mod tests {
     use cosine_design::{named_workload, OperationMix};
 
     fn shard<'a>(w: Workload, phi: &'a PhiLibrary, memory: u64) -> Shard<'a> {
-        Shard { keys: KeySpace::from_workload(&w), workload: w, memory_bytes: memory, vcpus: 4, iops: 10_000.0, block_bytes: 16 << 10, phi, rho: None, epsilon: 0.1, system_phi: None }
+        Shard { keys: KeySpace::from_workload(&w), workload: w, memory_bytes: memory, vcpus: 4, iops: 10_000.0, block_bytes: 16 << 10, phi, rho: None, epsilon: 0.1, system_phi: None, scored: None }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod continuum;
 pub mod designs;
 pub mod robust;
+pub mod space;
 pub mod tuning;
 pub mod uncertainty;
 

@@ -156,6 +156,9 @@ struct CostArgs {
     /// Evaluate with the authors' code's arithmetic.
     #[arg(long, value_enum, default_value_t = Quirks::None)]
     quirks: Quirks,
+    /// Entries in the data set (overrides the workload's).
+    #[arg(long, allow_hyphen_values = true)]
+    entries: Option<f64>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -352,7 +355,13 @@ fn uncertainty_cmd(a: UncertaintyArgs) -> Result<()> {
 
 fn cost(a: CostArgs) -> Result<()> {
     let design = load_design(&a.design).with_context(|| format!("design {}", a.design))?;
-    let workload = load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    let mut workload = load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    if let Some(n) = a.entries {
+        if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0) {
+            bail!("--entries must be a positive whole number, got {n}");
+        }
+        workload.entries = n as u64;
+    }
     let quirks = match a.quirks {
         Quirks::None => ReferenceQuirks::NONE,
         Quirks::Reference => ReferenceQuirks::ALL,

@@ -269,8 +269,10 @@ fn speedup(cosine: Option<&Config>, other: Option<&Config>) -> Option<f64> {
 }
 
 /// With a performance target: the cheapest configuration on the frontier that meets it.
+type Check = Box<dyn Fn(&Config) -> bool>;
+
 fn target_answer(r: &SearchResult, latency: Option<f64>, throughput: Option<f64>, _budget: f64) -> Option<(String, Option<Config>)> {
-    let (label, ok): (String, Box<dyn Fn(&Config) -> bool>) = match (latency, throughput) {
+    let (label, ok): (String, Check) = match (latency, throughput) {
         (Some(l), _) => (format!("latency target of {l} s"), Box::new(move |c: &Config| c.latency_s <= l)),
         (None, Some(t)) => (format!("throughput target of {t} ops/s"), Box::new(move |c: &Config| c.throughput >= t)),
         (None, None) => return None,

@@ -94,7 +94,7 @@ fn cost_json_has_the_documented_fields() {
 #[test]
 fn cost_classes_follow_algorithm_3() {
     for (design, class) in [("design-lsm.json", "lsm"), ("design-btree.json", "btree"), ("design-lsh.json", "lsh"), ("design-hybrid.json", "hybrid")] {
-        let v = json(&cosine(&["cost", "--design", &example(design), "--workload", "ycsb-c", "--json"]));
+        let v = json(&cosine(&["cost", "--design", &example(design), "--workload", "ycsb-c", "--entries", "100000000", "--json"]));
         assert_eq!(v["class"], class, "{design}");
     }
 }
@@ -137,4 +137,55 @@ fn workloads_lists_every_name() {
     assert!(out.status.success());
     assert_eq!(text.lines().count(), 21);
     assert!(text.contains("ycsb-e") && text.contains("endure-w14"));
+}
+
+#[test]
+fn search_answers_within_budget_and_writes_a_design() {
+    let dir = std::env::temp_dir().join(format!("cosine-search-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let design_out = dir.join("design.json");
+    let plot = dir.join("frontier.svg");
+    let out = cosine(&[
+        "search", "--budget", "5000", "--workload", "ycsb-b", "--providers", "aws,azure", "--max-vms", "6", "--entries", "1000000000",
+        "--json", "--design-out", design_out.to_str().unwrap(), "--plot", plot.to_str().unwrap(),
+    ]);
+    let v = json(&out);
+    let best = &v["best"];
+    assert!(best["cost"]["total_usd"].as_f64().unwrap() <= 5000.0);
+    assert!(["aws", "azure"].contains(&best["provider"].as_str().unwrap()));
+    let frontier = v["frontier"].as_array().unwrap();
+    assert!(frontier.len() > 3);
+    for w in frontier.windows(2) {
+        assert!(w[0]["cost"]["total_usd"].as_f64() < w[1]["cost"]["total_usd"].as_f64());
+        assert!(w[0]["throughput"].as_f64() < w[1]["throughput"].as_f64(), "more money never buys less");
+    }
+    assert_eq!(v["baselines"].as_array().unwrap().len(), 3);
+    // the written design is one the engine reads
+    let d = cosine_design::Design::from_json(&std::fs::read_to_string(&design_out).unwrap()).unwrap();
+    assert_eq!(serde_json::to_value(&d).unwrap()["size_ratio"], best["parts"][0]["design"]["design"]["size_ratio"]);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("RocksDB"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn search_human_output_and_targets() {
+    let out = cosine(&["search", "--budget", "3000", "--workload", "ycsb-c", "--providers", "gcp", "--max-vms", "4", "--entries", "100000000", "--throughput-target", "100000000"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for needle in ["best within budget", "fixed designs with the same money", "RocksDB", "cheapest configuration that meets", "searched"] {
+        assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+}
+
+#[test]
+fn search_bad_input() {
+    fails_with(&["search", "--budget", "-5", "--workload", "ycsb-a"], "budget");
+    fails_with(&["search", "--budget", "0", "--workload", "ycsb-a"], "budget");
+    fails_with(&["search", "--budget", "100", "--workload", "ycsb-z"], "unknown workload");
+    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--providers", "ibm"], "unknown provider");
+    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--sla", "bogus"], "unknown sla");
+    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--rho", "-1"], "rho");
+    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--catalog", "/nonexistent.json"], "cannot read catalog");
+    fails_with(&["compare", "--workload", "ycsb-a", "--budgets", "100,abc"], "not a number");
 }
