@@ -259,6 +259,19 @@ impl Engine {
         self.inner.write(key, Some(value))
     }
 
+    /// Writes several puts (`Some(value)`) and deletes (`None`) with one log append and one sync: cheaper than
+    /// one call each, and all of them are acknowledged together.
+    pub fn write_batch(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+        for (k, v) in batch {
+            check_sizes(k, *v)?;
+        }
+        let mut stripes: Vec<usize> = batch.iter().map(|(k, _)| self.inner.stripe_index(k)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let _guards: Vec<_> = stripes.iter().map(|i| self.inner.stripes[*i].lock()).collect();
+        self.inner.write_many(batch)
+    }
+
     /// Removes `key` (a tombstone).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         check_sizes(key, None)?;
@@ -362,8 +375,12 @@ fn check_sizes(key: &[u8], value: Option<&[u8]>) -> Result<()> {
 }
 
 impl Inner {
+    fn stripe_index(&self, key: &[u8]) -> usize {
+        (cosine_fence_pointers::stable_hash(key) % KEY_STRIPES as u64) as usize
+    }
+
     fn stripe(&self, key: &[u8]) -> &Mutex<()> {
-        &self.stripes[(cosine_fence_pointers::stable_hash(key) % KEY_STRIPES as u64) as usize]
+        &self.stripes[self.stripe_index(key)]
     }
 
     fn check_poisoned(&self) -> Result<()> {
@@ -390,7 +407,14 @@ impl Inner {
     }
 
     fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        self.write_many(&[(key, value)])
+    }
+
+    fn write_many(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
         self.check_poisoned()?;
+        if batch.is_empty() {
+            return Ok(());
+        }
         // back-pressure: wait while too many buffers wait for their flush
         if self.state.read().frozen.len() >= MAX_FROZEN {
             self.wait_for(|s| s.frozen.len() < MAX_FROZEN)?;
@@ -398,10 +422,12 @@ impl Inner {
         let target_lsn;
         {
             let mut w = self.writer.lock();
-            let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
             let mut rec = std::mem::take(&mut w.scratch);
             rec.clear();
-            wal::encode(value.is_some(), seq, key, value.unwrap_or(&[]), &mut rec);
+            let first = self.seq.fetch_add(batch.len() as u64, Ordering::SeqCst) + 1;
+            for (i, (key, value)) in batch.iter().enumerate() {
+                wal::encode(value.is_some(), first + i as u64, key, value.unwrap_or(&[]), &mut rec);
+            }
             let appended = w.wal.append(&rec).and_then(|_| match self.opts.sync {
                 SyncMode::Always => w.wal.sync(),
                 SyncMode::Batch => w.wal.flush(),
@@ -413,8 +439,13 @@ impl Inner {
                 return Err(e);
             }
             target_lsn = w.wal.lsn;
-            self.state.read().mem.insert(key.to_vec(), seq, value.map(|v| v.to_vec()));
-            self.user_bytes.fetch_add((key.len() + value.map_or(0, |v| v.len())) as u64, Ordering::Relaxed);
+            {
+                let s = self.state.read();
+                for (i, (key, value)) in batch.iter().enumerate() {
+                    s.mem.insert(key.to_vec(), first + i as u64, value.map(|v| v.to_vec()));
+                    self.user_bytes.fetch_add((key.len() + value.map_or(0, |v| v.len())) as u64, Ordering::Relaxed);
+                }
+            }
             self.freeze_if_full(&mut w, false)?;
         }
         if self.opts.sync == SyncMode::Batch {

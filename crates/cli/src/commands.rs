@@ -29,6 +29,8 @@ enum Command {
     Search(crate::search_cmd::SearchArgs),
     /// Figure 5 as a table: Cosine against RocksDB-, WiredTiger- and FASTER-shaped designs at several budgets.
     Compare(crate::search_cmd::CompareArgs),
+    /// Serves an engine of a design over the Redis protocol (RESP2).
+    Serve(crate::serve_cmd::ServeArgs),
     /// Lists the named workloads.
     Workloads,
 }
@@ -172,6 +174,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Cost(a) => cost(a),
         Command::Search(a) => crate::search_cmd::run(a),
         Command::Compare(a) => crate::search_cmd::compare(a),
+        Command::Serve(a) => crate::serve_cmd::run(a),
         Command::Workloads => {
             for n in workload_names() {
                 let w = named_workload(&n)?;

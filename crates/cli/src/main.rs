@@ -5,6 +5,7 @@
 mod commands;
 mod plot;
 mod search_cmd;
+mod serve_cmd;
 
 use clap::error::ErrorKind;
 use clap::Parser;

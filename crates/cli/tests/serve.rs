@@ -1,0 +1,209 @@
+//! `cosine serve` as a client sees it: the real binary on a loopback port, driven with the `redis` crate and raw
+//! sockets.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(data: &std::path::Path, extra: &[&str]) -> Server {
+        let design = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/design-lsm.json");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cosine"))
+            .args(["serve", "--design", design.to_str().unwrap(), "--data", data.to_str().unwrap(), "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.split(" on ").nth(1).unwrap().split(',').next().unwrap().trim().to_string();
+        Server { child, addr }
+    }
+
+    fn client(&self) -> redis::Connection {
+        redis::Client::open(format!("redis://{}/", self.addr)).unwrap().get_connection().unwrap()
+    }
+
+    fn raw(&self) -> TcpStream {
+        let s = TcpStream::connect(&self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    }
+
+    fn shutdown(mut self) {
+        let _ = redis::cmd("SHUTDOWN").exec(&mut self.client());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "server exit: {status:?}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn data_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(name).tempdir().unwrap()
+}
+
+#[test]
+fn commands_behave_like_redis() {
+    let dir = data_dir("serve-commands");
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let pong: String = redis::cmd("PING").query(&mut c).unwrap();
+    assert_eq!(pong, "PONG");
+    let echo: String = redis::cmd("ECHO").arg("hi").query(&mut c).unwrap();
+    assert_eq!(echo, "hi");
+    let _: () = redis::cmd("SET").arg("k1").arg("v1").query(&mut c).unwrap();
+    let v: Option<String> = redis::cmd("GET").arg("k1").query(&mut c).unwrap();
+    assert_eq!(v.as_deref(), Some("v1"));
+    let none: Option<String> = redis::cmd("GET").arg("missing").query(&mut c).unwrap();
+    assert_eq!(none, None);
+    let _: () = redis::cmd("MSET").arg("a").arg("1").arg("b").arg("2").query(&mut c).unwrap();
+    let m: Vec<Option<String>> = redis::cmd("MGET").arg("a").arg("zz").arg("b").query(&mut c).unwrap();
+    assert_eq!(m, vec![Some("1".into()), None, Some("2".into())]);
+    let n: i64 = redis::cmd("INCR").arg("a").query(&mut c).unwrap();
+    assert_eq!(n, 2);
+    let n: i64 = redis::cmd("INCRBY").arg("counter").arg(40).query(&mut c).unwrap();
+    assert_eq!(n, 40);
+    let e: redis::RedisResult<i64> = redis::cmd("INCR").arg("k1").query(&mut c);
+    assert!(e.unwrap_err().to_string().contains("not an integer"));
+    let nx: Option<String> = redis::cmd("SET").arg("k1").arg("other").arg("NX").query(&mut c).unwrap();
+    assert_eq!(nx, None);
+    let n: i64 = redis::cmd("EXISTS").arg("k1").arg("nope").arg("a").query(&mut c).unwrap();
+    assert_eq!(n, 2);
+    // hashes
+    let added: i64 = redis::cmd("HSET").arg("h").arg("f1").arg("x").arg("f2").arg("y").query(&mut c).unwrap();
+    assert_eq!(added, 2);
+    let _: () = redis::cmd("HMSET").arg("h").arg("f3").arg("z").query(&mut c).unwrap();
+    let all: Vec<String> = redis::cmd("HGETALL").arg("h").query(&mut c).unwrap();
+    assert_eq!(all, vec!["f1", "x", "f2", "y", "f3", "z"]);
+    let some: Vec<Option<String>> = redis::cmd("HMGET").arg("h").arg("f2").arg("nope").query(&mut c).unwrap();
+    assert_eq!(some, vec![Some("y".into()), None]);
+    let one: Option<String> = redis::cmd("HGET").arg("h").arg("f3").query(&mut c).unwrap();
+    assert_eq!(one.as_deref(), Some("z"));
+    let d: i64 = redis::cmd("HDEL").arg("h").arg("f1").arg("nope").query(&mut c).unwrap();
+    assert_eq!(d, 1);
+    let wrong: redis::RedisResult<String> = redis::cmd("GET").arg("h").query(&mut c);
+    assert!(wrong.unwrap_err().to_string().contains("WRONGTYPE"));
+    // sorted sets, as YCSB's Redis binding uses them
+    let _: i64 = redis::cmd("ZADD").arg("_indices").arg(3).arg("user3").arg(1).arg("user1").arg(2).arg("user2").query(&mut c).unwrap();
+    let r: Vec<String> = redis::cmd("ZRANGEBYSCORE").arg("_indices").arg(2).arg("+inf").arg("LIMIT").arg(0).arg(10).query(&mut c).unwrap();
+    assert_eq!(r, vec!["user2", "user3"]);
+    let removed: i64 = redis::cmd("ZREM").arg("_indices").arg("user2").query(&mut c).unwrap();
+    assert_eq!(removed, 1);
+    let card: i64 = redis::cmd("ZCARD").arg("_indices").query(&mut c).unwrap();
+    assert_eq!(card, 2);
+    // ordered scans and keyspace commands
+    for i in 0..30 {
+        let _: () = redis::cmd("SET").arg(format!("user{i:03}")).arg(i).query(&mut c).unwrap();
+    }
+    let range: Vec<String> = redis::cmd("RANGE").arg("user010").arg("user013").query(&mut c).unwrap();
+    assert_eq!(range, vec!["user010", "10", "user011", "11", "user012", "12"]);
+    let mut cursor = "0".to_string();
+    let mut seen = Vec::new();
+    loop {
+        let (next, keys): (String, Vec<String>) = redis::cmd("SCAN").arg(&cursor).arg("MATCH").arg("user0*").arg("COUNT").arg(7).query(&mut c).unwrap();
+        seen.extend(keys);
+        if next == "0" {
+            break;
+        }
+        cursor = next;
+    }
+    assert_eq!(seen.len(), 30);
+    let size: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(size, 30 + 6);
+    let info: String = redis::cmd("INFO").query(&mut c).unwrap();
+    assert!(info.contains("size_ratio:10") && info.contains("write_amplification") && info.contains("filter_bytes"));
+    let cmds: redis::Value = redis::cmd("COMMAND").query(&mut c).unwrap();
+    assert!(matches!(cmds, redis::Value::Array(ref v) if !v.is_empty()));
+    let unknown: redis::RedisResult<String> = redis::cmd("FROB").arg("x").query(&mut c);
+    assert!(unknown.unwrap_err().to_string().contains("unknown command"));
+    let hello: redis::RedisResult<redis::Value> = redis::cmd("HELLO").arg(3).query(&mut c);
+    assert!(hello.is_err(), "RESP3 is refused cleanly");
+    let pong: String = redis::cmd("PING").query(&mut c).unwrap();
+    assert_eq!(pong, "PONG", "the connection survives errors");
+    let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
+    let size: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(size, 0);
+    server.shutdown();
+}
+
+#[test]
+fn pipelining_and_persistence_across_restarts() {
+    let dir = data_dir("serve-persist");
+    let server = Server::start(dir.path(), &["--sync", "always"]);
+    let mut c = server.client();
+    let mut pipe = redis::pipe();
+    for i in 0..2000 {
+        pipe.cmd("SET").arg(format!("key{i:05}")).arg(format!("value{i}")).ignore();
+    }
+    let _: () = pipe.query(&mut c).unwrap();
+    server.shutdown();
+    // SHUTDOWN flushed and closed: everything is there after a restart; then SIGTERM does the same
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let v: Option<String> = redis::cmd("GET").arg("key01999").query(&mut c).unwrap();
+    assert_eq!(v.as_deref(), Some("value1999"));
+    let _: () = redis::cmd("SET").arg("after-restart").arg("yes").query(&mut c).unwrap();
+    let status = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status().unwrap();
+    assert!(status.success());
+    let mut server = server;
+    assert!(server.child.wait().unwrap().success());
+    let server2 = Server::start(dir.path(), &[]);
+    let mut c = server2.client();
+    let v: Option<String> = redis::cmd("GET").arg("after-restart").query(&mut c).unwrap();
+    assert_eq!(v.as_deref(), Some("yes"));
+    let n: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
+    assert_eq!(n, 2001);
+    server2.shutdown();
+}
+
+#[test]
+fn bad_clients_only_hurt_themselves() {
+    let dir = data_dir("serve-bad");
+    let server = Server::start(dir.path(), &["--max-connections", "3", "--max-request-bytes", "1000"]);
+    let mut good = server.client();
+    // a malformed stream gets an error and its connection is closed
+    let mut bad = server.raw();
+    bad.write_all(b"*1\r\n+PING\r\n").unwrap();
+    let mut reply = String::new();
+    bad.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("-ERR Protocol error"), "{reply}");
+    // a client that disconnects mid-request
+    let mut half = server.raw();
+    half.write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nabc").unwrap();
+    drop(half);
+    // a request over the size limit
+    let mut big = server.raw();
+    let value = "x".repeat(2000);
+    big.write_all(format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n{value}\r\n", value.len()).as_bytes()).unwrap();
+    let mut reply = String::new();
+    big.read_to_string(&mut reply).unwrap();
+    assert!(reply.contains("larger than 1000 bytes"), "{reply}");
+    // the well-behaved client is unaffected
+    let pong: String = redis::cmd("PING").query(&mut good).unwrap();
+    assert_eq!(pong, "PONG");
+    // the connection limit: three are allowed, the fourth is told why
+    let _two = server.raw();
+    let _three = server.raw();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut four = server.raw();
+    let mut reply = String::new();
+    let _ = four.read_to_string(&mut reply);
+    assert!(reply.contains("max number of clients"), "{reply}");
+    drop((_two, _three, four, good));
+    std::thread::sleep(Duration::from_millis(300));
+    server.shutdown();
+}

@@ -1,0 +1,190 @@
+//! `cosine-server`: the engine behind the Redis protocol (RESP2 over tokio), so that redis-cli,
+//! redis-benchmark and YCSB's Redis binding work against a Cosine engine.
+//!
+//! Requests may be pipelined; each connection's malformed stream gets an error reply and only that connection
+//! is closed; requests above `max_request_bytes` and connections above `max_connections` are refused with an
+//! error. SIGTERM, SIGINT and SHUTDOWN stop accepting, flush the engine and close it, so nothing acknowledged is
+//! lost.
+#![warn(missing_docs)]
+
+pub mod commands;
+pub mod resp;
+pub mod store;
+
+use commands::{Control, Db};
+use cosine_design::Design;
+use cosine_engine::{Engine, Options};
+use resp::Reply;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use thiserror::Error;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, Semaphore};
+
+/// Why the server could not run.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The engine failed to open or close.
+    #[error(transparent)]
+    Engine(#[from] cosine_engine::Error),
+    /// Binding or serving failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Server limits and address.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Address to listen on.
+    pub bind: String,
+    /// Most simultaneous connections.
+    pub max_connections: usize,
+    /// Largest request (sum of its arguments) in bytes.
+    pub max_request_bytes: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions { bind: "127.0.0.1:6380".into(), max_connections: 1024, max_request_bytes: 512 << 20 }
+    }
+}
+
+/// Opens the engine in `dir` and serves it until SHUTDOWN or a signal. `ready` is called with the bound address.
+pub fn run(dir: &Path, design: &Design, engine_opts: Options, opts: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), ServerError> {
+    let engine = Arc::new(Engine::open_with(dir, design, engine_opts)?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| ServerError::Io { context: "starting the runtime".into(), source })?;
+    let db = Arc::new(Db::new(engine.clone(), design.clone()));
+    rt.block_on(serve(db, opts, ready))?;
+    drop(rt);
+    engine.flush()?;
+    match Arc::try_unwrap(engine) {
+        Ok(e) => e.close()?,
+        Err(e) => drop(e),
+    }
+    Ok(())
+}
+
+/// Serves `db` until SHUTDOWN or SIGTERM/SIGINT.
+pub async fn serve(db: Arc<Db>, opts: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), ServerError> {
+    let listener = TcpListener::bind(&opts.bind)
+        .await
+        .map_err(|source| ServerError::Io { context: format!("binding {}", opts.bind), source })?;
+    let addr = listener.local_addr().map_err(|source| ServerError::Io { context: "local address".into(), source })?;
+    ready(addr);
+    let stop = Arc::new(Notify::new());
+    let slots = Arc::new(Semaphore::new(opts.max_connections));
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|source| ServerError::Io { context: "installing the SIGTERM handler".into(), source })?;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((socket, _)) = accepted else { continue };
+                db.connections.fetch_add(1, Ordering::Relaxed);
+                let _ = socket.set_nodelay(true);
+                match slots.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        let (db, stop, max) = (db.clone(), stop.clone(), opts.max_request_bytes);
+                        tokio::spawn(async move {
+                            connection(socket, db, stop, max).await;
+                            drop(permit);
+                        });
+                    }
+                    Err(_) => {
+                        let mut socket = socket;
+                        let mut out = Vec::new();
+                        Reply::err("ERR max number of clients reached").encode(&mut out);
+                        let _ = socket.write_all(&out).await;
+                    }
+                }
+            }
+            _ = stop.notified() => break,
+            _ = sigterm.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    Ok(())
+}
+
+async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: usize) {
+    let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match socket.read(&mut chunk).await {
+            Ok(0) | Err(_) => return, // the client went away, possibly mid-request
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        let mut out = Vec::new();
+        let mut consumed = 0;
+        let mut control = Control::Continue;
+        let mut protocol_error = None;
+        let mut requests = Vec::new();
+        loop {
+            match resp::parse(&buf[consumed..], max) {
+                Ok(Some((args, used))) => {
+                    consumed += used;
+                    if !args.is_empty() {
+                        requests.push(args);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    protocol_error = Some(e);
+                    break;
+                }
+            }
+        }
+        if !requests.is_empty() {
+            let db2 = db.clone();
+            // engine calls block (disk reads, log fsyncs): run them on the blocking pool, so that many
+            // connections can wait on one group-commit fsync at once
+            let done = tokio::task::spawn_blocking(move || {
+                let mut replies = Vec::new();
+                let mut control = Control::Continue;
+                for args in &requests {
+                    let (r, c) = db2.execute(args);
+                    replies.push(r);
+                    if c != Control::Continue {
+                        control = c;
+                        break;
+                    }
+                }
+                (replies, control)
+            })
+            .await;
+            let Ok((replies, c)) = done else { return };
+            for r in replies {
+                r.encode(&mut out);
+            }
+            control = c;
+        }
+        buf.drain(..consumed);
+        if let Some(e) = &protocol_error {
+            Reply::err(format!("ERR {e}")).encode(&mut out);
+        }
+        if socket.write_all(&out).await.is_err() {
+            return;
+        }
+        if protocol_error.is_some() || control == Control::Close {
+            let _ = socket.shutdown().await;
+            return;
+        }
+        if control == Control::Shutdown {
+            let _ = socket.shutdown().await;
+            stop.notify_one();
+            return;
+        }
+    }
+}

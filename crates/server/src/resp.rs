@@ -1,0 +1,176 @@
+//! RESP2: parsing requests (arrays of bulk strings, and inline commands) and encoding replies.
+
+use thiserror::Error;
+
+/// A malformed request: the connection that sent it is closed after an error reply.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("Protocol error: {0}")]
+pub struct ProtocolError(pub String);
+
+fn line(buf: &[u8], from: usize) -> Option<(&[u8], usize)> {
+    let rest = buf.get(from..)?;
+    let i = rest.windows(2).position(|w| w == b"\r\n")?;
+    Some((&rest[..i], from + i + 2))
+}
+
+fn number(bytes: &[u8]) -> Result<i64, ProtocolError> {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or_else(|| ProtocolError(format!("invalid length '{}'", String::from_utf8_lossy(bytes))))
+}
+
+/// Parses one request from the front of `buf`: `Ok(Some((args, consumed)))`, `Ok(None)` when more bytes are
+/// needed, or an error. Requests larger than `max_bytes` are errors.
+pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    if buf[0] != b'*' {
+        // inline command: words separated by spaces, ended by \r\n (or \n)
+        let Some(end) = buf.iter().position(|b| *b == b'\n') else {
+            if buf.len() > 64 * 1024 {
+                return Err(ProtocolError("too big inline request".into()));
+            }
+            return Ok(None);
+        };
+        let text = &buf[..end];
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let args = text.split(|b| *b == b' ').filter(|w| !w.is_empty()).map(|w| w.to_vec()).collect();
+        return Ok(Some((args, end + 1)));
+    }
+    let Some((count, mut pos)) = line(buf, 1) else {
+        return if buf.len() > 1024 { Err(ProtocolError("unterminated multibulk length".into())) } else { Ok(None) };
+    };
+    let count = number(count)?;
+    if count > 1024 * 1024 {
+        return Err(ProtocolError("invalid multibulk length".into()));
+    }
+    let mut args = Vec::with_capacity(count.max(0) as usize);
+    let mut total = 0usize;
+    for _ in 0..count.max(0) {
+        match buf.get(pos) {
+            None => return Ok(None),
+            Some(b'$') => {}
+            Some(c) => return Err(ProtocolError(format!("expected '$', got '{}'", *c as char))),
+        }
+        let Some((len, start)) = line(buf, pos + 1) else {
+            return if buf.len() - pos > 1024 { Err(ProtocolError("unterminated bulk length".into())) } else { Ok(None) };
+        };
+        let len = number(len)?;
+        if len < 0 {
+            return Err(ProtocolError("invalid bulk length".into()));
+        }
+        let len = len as usize;
+        total += len;
+        if total > max_bytes {
+            return Err(ProtocolError(format!("request larger than {max_bytes} bytes")));
+        }
+        if buf.len() < start + len + 2 {
+            return Ok(None);
+        }
+        if &buf[start + len..start + len + 2] != b"\r\n" {
+            return Err(ProtocolError("bulk string not terminated by CRLF".into()));
+        }
+        args.push(buf[start..start + len].to_vec());
+        pos = start + len + 2;
+    }
+    Ok(Some((args, pos)))
+}
+
+/// A reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// `+OK`.
+    Simple(String),
+    /// `-ERR ...`.
+    Error(String),
+    /// `:n`.
+    Integer(i64),
+    /// `$n` bulk string, or the null bulk string.
+    Bulk(Option<Vec<u8>>),
+    /// `*n` array, or the null array.
+    Array(Option<Vec<Reply>>),
+}
+
+impl Reply {
+    /// `+OK`.
+    pub fn ok() -> Reply {
+        Reply::Simple("OK".into())
+    }
+
+    /// An error reply; `msg` starts with its code (ERR, WRONGTYPE, ...).
+    pub fn err(msg: impl Into<String>) -> Reply {
+        Reply::Error(msg.into())
+    }
+
+    /// A bulk string.
+    pub fn bulk(b: impl Into<Vec<u8>>) -> Reply {
+        Reply::Bulk(Some(b.into()))
+    }
+
+    /// Appends the encoding to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Simple(s) => {
+                out.push(b'+');
+                out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Error(s) => {
+                out.push(b'-');
+                out.extend_from_slice(s.replace(['\r', '\n'], " ").as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Integer(n) => out.extend_from_slice(format!(":{n}\r\n").as_bytes()),
+            Reply::Bulk(None) => out.extend_from_slice(b"$-1\r\n"),
+            Reply::Bulk(Some(b)) => {
+                out.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Array(None) => out.extend_from_slice(b"*-1\r\n"),
+            Reply::Array(Some(items)) => {
+                out.extend_from_slice(format!("*{}\r\n", items.len()).as_bytes());
+                for i in items {
+                    i.encode(out);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multibulk_and_inline() {
+        let req = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n*1\r\n$4\r\nPING\r\n";
+        let (args, used) = parse(req, 1 << 20).unwrap().unwrap();
+        assert_eq!(args, vec![b"SET".to_vec(), b"k".to_vec(), b"value".to_vec()]);
+        let (args, _) = parse(&req[used..], 1 << 20).unwrap().unwrap();
+        assert_eq!(args, vec![b"PING".to_vec()]);
+        assert_eq!(parse(b"PING hello\r\n", 100).unwrap().unwrap().0, vec![b"PING".to_vec(), b"hello".to_vec()]);
+        // incomplete
+        for cut in 1..req.len() - 16 {
+            assert_eq!(parse(&req[..cut], 1 << 20).unwrap(), None, "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn malformed_and_oversized() {
+        assert!(parse(b"*1\r\n+PING\r\n", 100).is_err());
+        assert!(parse(b"*x\r\n", 100).is_err());
+        assert!(parse(b"*1\r\n$-5\r\n", 100).is_err());
+        assert!(parse(b"*1\r\n$200\r\n", 100).is_err());
+        assert!(parse(b"*1\r\n$2\r\nabcd\r\n", 100).is_err());
+    }
+
+    #[test]
+    fn encodes() {
+        let mut out = Vec::new();
+        Reply::Array(Some(vec![Reply::ok(), Reply::Integer(3), Reply::Bulk(None), Reply::bulk("x"), Reply::err("ERR no")])).encode(&mut out);
+        assert_eq!(out, b"*5\r\n+OK\r\n:3\r\n$-1\r\n$1\r\nx\r\n-ERR no\r\n");
+    }
+}
