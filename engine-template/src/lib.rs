@@ -15,6 +15,7 @@ mod engine;
 mod error;
 pub mod manifest;
 mod stats;
+pub mod template;
 pub mod wal;
 
 pub use cosine_design::{Design, DesignClass};

@@ -31,6 +31,8 @@ enum Command {
     Compare(crate::search_cmd::CompareArgs),
     /// Serves an engine of a design over the Redis protocol (RESP2).
     Serve(crate::serve_cmd::ServeArgs),
+    /// Writes a standalone engine project with the design fixed at compile time (or a multi-VM deployment).
+    Generate(crate::generate_cmd::GenerateArgs),
     /// Lists the named workloads.
     Workloads,
 }
@@ -175,6 +177,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Search(a) => crate::search_cmd::run(a),
         Command::Compare(a) => crate::search_cmd::compare(a),
         Command::Serve(a) => crate::serve_cmd::run(a),
+        Command::Generate(a) => crate::generate_cmd::run(a),
         Command::Workloads => {
             for n in workload_names() {
                 let w = named_workload(&n)?;

@@ -3,6 +3,7 @@
 //! Every error is printed as one line on stderr with exit code 2; nothing panics on bad input.
 
 mod commands;
+mod generate_cmd;
 mod plot;
 mod search_cmd;
 mod serve_cmd;

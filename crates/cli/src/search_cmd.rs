@@ -49,6 +49,9 @@ pub struct SearchArgs {
     /// Write the best configuration's design (of its first VM type) as design.json for the engine.
     #[arg(long)]
     design_out: Option<String>,
+    /// Write the best configuration as deployment.json (one shard per VM) for `cosine generate --deployment`.
+    #[arg(long)]
+    deployment_out: Option<String>,
     /// Draw the frontier, with the fixed designs, as an SVG.
     #[arg(long)]
     plot: Option<String>,
@@ -146,6 +149,22 @@ pub fn run(a: SearchArgs) -> Result<()> {
         let best = r.best.as_ref().ok_or_else(|| anyhow!("no configuration fits the budget: no design to write"))?;
         std::fs::write(path, best.parts[0].design.design.to_json() + "\n").with_context(|| format!("writing {path}"))?;
     }
+    if let Some(path) = &a.deployment_out {
+        let best = r.best.as_ref().ok_or_else(|| anyhow!("no configuration fits the budget: no deployment to write"))?;
+        let shards = best
+            .parts
+            .iter()
+            .flat_map(|p| {
+                (0..p.count).map(move |_| cosine_design::ShardSpec {
+                    vm: p.vm.clone(),
+                    memory_bytes: (p.memory_gib * 1024.0 * 1024.0 * 1024.0) as u64,
+                    design: p.design.design.clone(),
+                })
+            })
+            .collect();
+        let d = cosine_design::Deployment { provider: best.provider.clone(), shards };
+        std::fs::write(path, serde_json::to_string_pretty(&d)? + "\n").with_context(|| format!("writing {path}"))?;
+    }
     if let Some(path) = &a.plot {
         let title = format!("{}: throughput per monthly cost", workload.name.clone().unwrap_or_else(|| a.workload.clone()));
         crate::plot::write_svg(path, &r, &title, a.budget).with_context(|| format!("writing {path}"))?;
@@ -215,6 +234,9 @@ pub fn run(a: SearchArgs) -> Result<()> {
     }
     if let Some(p) = &a.design_out {
         println!("\nwrote the best design to {p}");
+    }
+    if let Some(p) = &a.deployment_out {
+        println!("wrote the best configuration's deployment to {p}");
     }
     if let Some(p) = &a.plot {
         println!("wrote the frontier plot to {p}");

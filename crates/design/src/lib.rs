@@ -46,3 +46,44 @@ pub enum LoadError {
     #[error(transparent)]
     Invalid(#[from] DesignError),
 }
+
+/// A multi-VM deployment: one shard per VM, each with the design chosen for its VM type, written by
+/// `cosine search --deployment-out` and read by `cosine generate --deployment`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deployment {
+    /// Cloud provider.
+    pub provider: String,
+    /// One entry per VM.
+    pub shards: Vec<ShardSpec>,
+}
+
+/// One VM of a deployment.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardSpec {
+    /// VM type.
+    pub vm: String,
+    /// VM memory in bytes (the shard's share of the keys is proportional to it).
+    pub memory_bytes: u64,
+    /// The engine design for this VM.
+    pub design: Design,
+}
+
+impl Deployment {
+    /// Parses and validates a deployment (every design valid, at least one shard, memory positive).
+    pub fn from_json(text: &str) -> Result<Self> {
+        let d: Deployment =
+            serde_json::from_str(text).map_err(|e| DesignError::Malformed { what: "deployment", message: e.to_string() })?;
+        if d.shards.is_empty() {
+            return Err(DesignError::Zero("shards"));
+        }
+        for s in &d.shards {
+            if s.memory_bytes == 0 {
+                return Err(DesignError::Zero("memory_bytes"));
+            }
+            s.design.validate()?;
+        }
+        Ok(d)
+    }
+}
