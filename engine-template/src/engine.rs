@@ -255,8 +255,11 @@ impl Engine {
     /// Stores `value` under `key`.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key, Some(value))?;
-        let _g = self.inner.stripe(key).lock();
-        self.inner.write(key, Some(value))
+        let lsn = {
+            let _g = self.inner.stripe(key).lock();
+            self.inner.append(&[(key, Some(value))])?
+        };
+        self.inner.durable(lsn)
     }
 
     /// Writes several puts (`Some(value)`) and deletes (`None`) with one log append and one sync: cheaper than
@@ -268,15 +271,21 @@ impl Engine {
         let mut stripes: Vec<usize> = batch.iter().map(|(k, _)| self.inner.stripe_index(k)).collect();
         stripes.sort_unstable();
         stripes.dedup();
-        let _guards: Vec<_> = stripes.iter().map(|i| self.inner.stripes[*i].lock()).collect();
-        self.inner.write_many(batch)
+        let lsn = {
+            let _guards: Vec<_> = stripes.iter().map(|i| self.inner.stripes[*i].lock()).collect();
+            self.inner.append(batch)?
+        };
+        self.inner.durable(lsn)
     }
 
     /// Removes `key` (a tombstone).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         check_sizes(key, None)?;
-        let _g = self.inner.stripe(key).lock();
-        self.inner.write(key, None)
+        let lsn = {
+            let _g = self.inner.stripe(key).lock();
+            self.inner.append(&[(key, None)])?
+        };
+        self.inner.durable(lsn)
     }
 
     /// The value stored under `key`.
@@ -294,13 +303,17 @@ impl Engine {
         F: FnOnce(Option<&[u8]>) -> Option<Vec<u8>>,
     {
         check_sizes(key, None)?;
-        let _g = self.inner.stripe(key).lock();
-        let current = self.inner.get(key)?;
-        let next = f(current.as_deref());
-        if let Some(v) = &next {
-            check_sizes(key, Some(v))?;
-        }
-        self.inner.write(key, next.as_deref())?;
+        let (next, lsn) = {
+            let _g = self.inner.stripe(key).lock();
+            let current = self.inner.get(key)?;
+            let next = f(current.as_deref());
+            if let Some(v) = &next {
+                check_sizes(key, Some(v))?;
+            }
+            let lsn = self.inner.append(&[(key, next.as_deref())])?;
+            (next, lsn)
+        };
+        self.inner.durable(lsn)?;
         Ok(next)
     }
 
@@ -406,14 +419,12 @@ impl Inner {
         self.work_cv.notify_all();
     }
 
-    fn write(&self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
-        self.write_many(&[(key, value)])
-    }
-
-    fn write_many(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+    /// Appends a batch to the log and the buffer (the caller holds the keys' stripe locks); returns the log
+    /// position to wait for with `durable`.
+    fn append(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<u64> {
         self.check_poisoned()?;
         if batch.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
         // back-pressure: wait while too many buffers wait for their flush
         if self.state.read().frozen.len() >= MAX_FROZEN {
@@ -448,8 +459,13 @@ impl Inner {
             }
             self.freeze_if_full(&mut w, false)?;
         }
-        if self.opts.sync == SyncMode::Batch {
-            self.sync_to(target_lsn)?;
+        Ok(target_lsn)
+    }
+
+    /// Waits until the log is durable up to `lsn` (group commit in batch mode; nothing to do otherwise).
+    fn durable(&self, lsn: u64) -> Result<()> {
+        if self.opts.sync == SyncMode::Batch && lsn > 0 {
+            self.sync_to(lsn)?;
         }
         Ok(())
     }

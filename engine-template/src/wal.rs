@@ -34,6 +34,8 @@ pub fn segment_path(dir: &Path, id: u64) -> PathBuf {
 pub struct WalWriter {
     path: PathBuf,
     out: BufWriter<File>,
+    /// A second handle on the segment for fsyncs outside the writer lock.
+    sync_file: std::sync::Arc<File>,
     /// Segment id.
     pub id: u64,
     /// Log position: bytes appended over the engine's lifetime (for group commit).
@@ -66,8 +68,9 @@ impl WalWriter {
     pub fn create(dir: &Path, id: u64, lsn: u64) -> Result<Self> {
         let path = segment_path(dir, id);
         let file = File::options().create(true).append(true).open(&path).map_err(io(&path))?;
+        let sync_file = std::sync::Arc::new(file.try_clone().map_err(io(&path))?);
         sync_dir(dir)?;
-        Ok(WalWriter { path, out: BufWriter::with_capacity(1 << 16, file), id, lsn })
+        Ok(WalWriter { path, out: BufWriter::with_capacity(1 << 16, file), sync_file, id, lsn })
     }
 
     /// Appends an encoded record (buffered; `flush` or `sync` to push it out).
@@ -89,9 +92,9 @@ impl WalWriter {
     }
 
     /// A handle for fsyncing outside the writer lock (group commit).
-    pub fn sync_handle(&mut self) -> Result<(File, PathBuf)> {
+    pub fn sync_handle(&mut self) -> Result<(std::sync::Arc<File>, PathBuf)> {
         self.flush()?;
-        Ok((self.out.get_ref().try_clone().map_err(io(&self.path))?, self.path.clone()))
+        Ok((self.sync_file.clone(), self.path.clone()))
     }
 }
 
