@@ -1,0 +1,323 @@
+//! `cosine-ycsb`: YCSB's core workloads over the engine (and, through the [`Store`] trait, over peer engines):
+//! key choosers as YCSB defines them (uniform, scrambled zipfian with θ = 0.99, latest), a load phase and a run
+//! phase on N client threads, latency percentiles (hdrhistogram) and the engine's I/O counts per operation.
+#![warn(missing_docs)]
+
+pub mod workload;
+
+use cosine_engine::Engine;
+use hdrhistogram::Histogram;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution as _, Zipf};
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+pub use workload::{parse_properties, CoreWorkload, Distribution};
+
+/// YCSB's scrambled zipfian draws ranks from this many items before hashing them onto the key space.
+pub const ZIPF_ITEMS: f64 = 10_000_000_000.0;
+
+/// FNV-1a 64 (YCSB's `fnvhash64`), for hashed key order and the scrambled zipfian.
+pub fn fnv64(x: u64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in x.to_le_bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The key of record `n`: "user" followed by hash(n) (hashed order) or n.
+pub fn key(n: u64, hashed: bool) -> Vec<u8> {
+    format!("user{}", if hashed { fnv64(n) } else { n }).into_bytes()
+}
+
+/// I/O counters of a store, where it has them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IoCounters {
+    /// Data and index blocks read by reads and scans.
+    pub reads: u64,
+    /// Blocks written and read by flushes and compactions.
+    pub background: u64,
+}
+
+/// A key-value engine the harness can drive (our engine, or a peer through its adapter).
+pub trait Store: Send + Sync {
+    /// Name for reports.
+    fn name(&self) -> String;
+    /// Inserts a new record.
+    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
+    /// Reads a record.
+    fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
+    /// Overwrites a record (a blind write).
+    fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
+    /// Reads `count` records from `start` in key order; returns how many it found.
+    fn scan(&self, start: &[u8], count: usize) -> Result<usize, String>;
+    /// Reads a record and writes it back modified, atomically.
+    fn read_modify_write(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
+    /// I/O counters so far.
+    fn io(&self) -> Option<IoCounters>;
+    /// Makes everything durable and waits for background work (between load and run).
+    fn settle(&self) -> Result<(), String>;
+}
+
+/// The Cosine engine as a [`Store`].
+pub struct CosineStore(pub Arc<Engine>);
+
+impl Store for CosineStore {
+    fn name(&self) -> String {
+        format!("cosine ({})", self.0.design().class.map_or("design".to_string(), |c| format!("{c} design")))
+    }
+    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.0.put(key, value).map_err(|e| e.to_string())
+    }
+    fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        self.0.get(key).map_err(|e| e.to_string())
+    }
+    fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.0.put(key, value).map_err(|e| e.to_string())
+    }
+    fn scan(&self, start: &[u8], count: usize) -> Result<usize, String> {
+        self.0.scan(start.to_vec().., count).map(|v| v.len()).map_err(|e| e.to_string())
+    }
+    fn read_modify_write(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        self.0
+            .read_modify_write(key, |old| {
+                let mut v = old.map(|o| o.to_vec()).unwrap_or_else(|| value.to_vec());
+                let n = value.len().min(v.len());
+                v[..n].copy_from_slice(&value[..n]);
+                Some(v)
+            })
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn io(&self) -> Option<IoCounters> {
+        let s = self.0.stats();
+        let background: u64 = s.levels.iter().map(|l| l.io.block_writes + l.io.compaction_reads).sum();
+        Some(IoCounters { reads: s.block_reads() + s.index_reads(), background })
+    }
+    fn settle(&self) -> Result<(), String> {
+        self.0.flush().and_then(|_| self.0.wait_for_compactions()).map_err(|e| e.to_string())
+    }
+}
+
+/// Chooses request keys as YCSB does.
+pub struct KeyChooser {
+    dist: Distribution,
+    zipf_items: Option<Zipf<f64>>,
+    theta: f64,
+}
+
+impl KeyChooser {
+    /// A chooser for a workload.
+    pub fn new(w: &CoreWorkload) -> Self {
+        let zipf_items = match w.distribution {
+            Distribution::Zipfian => Zipf::new(ZIPF_ITEMS, w.zipfian_constant).ok(),
+            _ => None,
+        };
+        KeyChooser { dist: w.distribution, zipf_items, theta: w.zipfian_constant }
+    }
+
+    /// A record number among the `inserted` records so far.
+    pub fn next(&self, rng: &mut StdRng, inserted: u64) -> u64 {
+        let n = inserted.max(1);
+        match self.dist {
+            Distribution::Uniform => rng.random_range(0..n),
+            Distribution::Zipfian => {
+                let rank = self.zipf_items.as_ref().map_or(0.0, |z| z.sample(rng)) as u64;
+                fnv64(rank) % n
+            }
+            Distribution::Latest => {
+                let rank = Zipf::new(n as f64, self.theta).map(|z| z.sample(rng) as u64).unwrap_or(1);
+                n - rank.clamp(1, n)
+            }
+        }
+    }
+}
+
+/// Latency percentiles of one operation type, in microseconds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct OpReport {
+    /// Operations.
+    pub count: u64,
+    /// Median.
+    pub p50_us: f64,
+    /// 95th percentile.
+    pub p95_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+}
+
+/// What a phase measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseReport {
+    /// Operations.
+    pub operations: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Operations per second.
+    pub throughput: f64,
+    /// Per operation type: read, update, insert, scan, rmw.
+    pub ops: Vec<(String, OpReport)>,
+    /// Read-path block reads per operation.
+    pub read_ios_per_op: Option<f64>,
+    /// Flush and compaction block reads and writes per operation.
+    pub background_ios_per_op: Option<f64>,
+    /// Errors returned by the store.
+    pub errors: u64,
+}
+
+fn value(rng: &mut StdRng, bytes: usize) -> Vec<u8> {
+    (0..bytes).map(|_| rng.random_range(b'a'..=b'z')).collect()
+}
+
+const KINDS: [&str; 5] = ["read", "update", "insert", "scan", "rmw"];
+
+/// Runs `ops` operations of the workload on `threads` threads (load phase: `load = true`, inserts only).
+pub fn run_phase(store: &dyn Store, w: &CoreWorkload, threads: usize, load: bool, seed: u64, progress: Option<&AtomicU64>) -> PhaseReport {
+    let threads = threads.max(1);
+    let ops = if load { w.record_count } else { w.operation_count };
+    let inserted = AtomicU64::new(if load { 0 } else { w.record_count });
+    let next_load = AtomicU64::new(0);
+    let errors = AtomicU64::new(0);
+    let chooser = KeyChooser::new(w);
+    let io_before = store.io();
+    let start = Instant::now();
+    let hists: Vec<Vec<Histogram<u64>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (inserted, next_load, errors, chooser) = (&inserted, &next_load, &errors, &chooser);
+                s.spawn(move || {
+                    let mut rng = StdRng::seed_from_u64(seed ^ (t as u64).wrapping_mul(0x9E37_79B9));
+                    let mut h: Vec<Histogram<u64>> = (0..5).map(|_| Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")).collect();
+                    let my_ops = ops / threads as u64 + u64::from((t as u64) < ops % threads as u64);
+                    for _ in 0..my_ops {
+                        let t0 = Instant::now();
+                        let (kind, res) = if load {
+                            let n = next_load.fetch_add(1, Ordering::Relaxed);
+                            let r = store.insert(&key(n, w.hashed_keys), &value(&mut rng, w.value_bytes()));
+                            inserted.fetch_add(1, Ordering::Relaxed);
+                            (2, r)
+                        } else {
+                            let x: f64 = rng.random();
+                            let have = inserted.load(Ordering::Relaxed);
+                            if x < w.read {
+                                (0, store.read(&key(chooser.next(&mut rng, have), w.hashed_keys)).map(|_| ()))
+                            } else if x < w.read + w.update {
+                                (1, store.update(&key(chooser.next(&mut rng, have), w.hashed_keys), &value(&mut rng, w.value_bytes())))
+                            } else if x < w.read + w.update + w.insert {
+                                let n = inserted.fetch_add(1, Ordering::Relaxed);
+                                (2, store.insert(&key(n, w.hashed_keys), &value(&mut rng, w.value_bytes())))
+                            } else if x < w.read + w.update + w.insert + w.scan {
+                                let len = rng.random_range(1..=w.max_scan_length.max(1)) as usize;
+                                (3, store.scan(&key(chooser.next(&mut rng, have), w.hashed_keys), len).map(|_| ()))
+                            } else {
+                                (4, store.read_modify_write(&key(chooser.next(&mut rng, have), w.hashed_keys), &value(&mut rng, w.field_length as usize)))
+                            }
+                        };
+                        if res.is_err() {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                        }
+                        let _ = h[kind].record((t0.elapsed().as_micros() as u64).max(1));
+                        if let Some(p) = progress {
+                            p.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    h
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+    });
+    let seconds = start.elapsed().as_secs_f64();
+    let io_after = store.io();
+    let mut ops_out = Vec::new();
+    for (k, name) in KINDS.iter().enumerate() {
+        let mut merged = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+        for h in &hists {
+            if let Some(x) = h.get(k) {
+                let _ = merged.add(x);
+            }
+        }
+        if merged.len() > 0 {
+            ops_out.push((
+                name.to_string(),
+                OpReport {
+                    count: merged.len(),
+                    p50_us: merged.value_at_quantile(0.5) as f64,
+                    p95_us: merged.value_at_quantile(0.95) as f64,
+                    p99_us: merged.value_at_quantile(0.99) as f64,
+                },
+            ));
+        }
+    }
+    let per = |f: fn(&IoCounters) -> u64| match (io_before, io_after) {
+        (Some(a), Some(b)) if ops > 0 => Some((f(&b) - f(&a)) as f64 / ops as f64),
+        _ => None,
+    };
+    PhaseReport {
+        operations: ops,
+        seconds,
+        throughput: ops as f64 / seconds.max(1e-9),
+        ops: ops_out,
+        read_ios_per_op: per(|c| c.reads),
+        background_ios_per_op: per(|c| c.background),
+        errors: errors.load(Ordering::Relaxed),
+    }
+}
+
+/// Resident memory of this process in bytes (Linux /proc/self/status VmRSS).
+pub fn resident_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosine_engine::{Design, Options, SyncMode};
+
+    #[test]
+    fn zipfian_is_skewed_and_latest_favours_new_records() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let z = KeyChooser::new(&CoreWorkload::named("a").unwrap());
+        let mut counts = vec![0u32; 1000];
+        for _ in 0..100_000 {
+            counts[z.next(&mut rng, 1000) as usize] += 1;
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        assert!(counts[0] > 20 * counts[500].max(1), "top {} vs median {}", counts[0], counts[500]);
+        let l = KeyChooser::new(&CoreWorkload::named("d").unwrap());
+        let recent = (0..10_000).filter(|_| l.next(&mut rng, 1_000_000) > 999_000).count();
+        assert!(recent > 5_000, "{recent}");
+    }
+
+    #[test]
+    fn load_and_run_every_core_workload() {
+        for n in ["a", "b", "c", "d", "e", "f"] {
+            let dir = tempfile::tempdir().unwrap();
+            let design = Design { block_bytes: 4096, ..Design::rocksdb_like(256 << 10, 64 << 10, 1 << 20) };
+            let engine = Arc::new(Engine::open_with(dir.path(), &design, Options { sync: SyncMode::Never }).unwrap());
+            let store = CosineStore(engine);
+            let mut w = CoreWorkload::named(n).unwrap();
+            w.record_count = 3000;
+            w.operation_count = 2000;
+            w.field_length = 20;
+            let load = run_phase(&store, &w, 2, true, 7, None);
+            assert_eq!((load.operations, load.errors), (3000, 0));
+            store.settle().unwrap();
+            let run = run_phase(&store, &w, 2, false, 8, None);
+            assert_eq!(run.errors, 0, "{n}");
+            let total: u64 = run.ops.iter().map(|o| o.1.count).sum();
+            assert_eq!(total, 2000);
+            assert!(run.read_ios_per_op.unwrap() >= 0.0);
+            if n == "c" {
+                assert_eq!(run.ops.len(), 1);
+            }
+        }
+    }
+}
