@@ -179,6 +179,14 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
         }
         if protocol_error.is_some() || control == Control::Close {
             let _ = socket.shutdown().await;
+            // drain what the client still sends for a moment, so that closing does not reset the connection
+            // before the client has read the error
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(200);
+            while let Ok(Ok(n)) = tokio::time::timeout_at(deadline, socket.read(&mut chunk)).await {
+                if n == 0 {
+                    break;
+                }
+            }
             return;
         }
         if control == Control::Shutdown {
