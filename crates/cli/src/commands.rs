@@ -33,6 +33,12 @@ enum Command {
     Serve(crate::serve_cmd::ServeArgs),
     /// Writes a standalone engine project with the design fixed at compile time (or a multi-VM deployment).
     Generate(crate::generate_cmd::GenerateArgs),
+    /// YCSB core workloads on the engine: throughput, latency percentiles, I/Os per operation.
+    Bench(crate::bench_cmd::BenchArgs),
+    /// The model's I/O predictions against the engine's measured I/Os, per design class and workload.
+    Validate(crate::bench_cmd::ValidateArgs),
+    /// Algorithm 1: learns phi per design class and operation type on this machine.
+    Calibrate(crate::bench_cmd::CalibrateArgs),
     /// Lists the named workloads.
     Workloads,
 }
@@ -178,6 +184,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => crate::search_cmd::compare(a),
         Command::Serve(a) => crate::serve_cmd::run(a),
         Command::Generate(a) => crate::generate_cmd::run(a),
+        Command::Bench(a) => crate::bench_cmd::bench(a),
+        Command::Validate(a) => crate::bench_cmd::validate(a),
+        Command::Calibrate(a) => crate::bench_cmd::calibrate(a),
         Command::Workloads => {
             for n in workload_names() {
                 let w = named_workload(&n)?;

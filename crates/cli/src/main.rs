@@ -2,6 +2,7 @@
 //!
 //! Every error is printed as one line on stderr with exit code 2; nothing panics on bad input.
 
+mod bench_cmd;
 mod commands;
 mod generate_cmd;
 mod plot;

@@ -189,3 +189,30 @@ fn search_bad_input() {
     fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--catalog", "/nonexistent.json"], "cannot read catalog");
     fails_with(&["compare", "--workload", "ycsb-a", "--budgets", "100,abc"], "not a number");
 }
+
+#[test]
+fn tiny_bench_validate_and_calibrate() {
+    let v = json(&cosine(&["bench", "--workload", "ycsb-b", "--records", "3000", "--ops", "2000", "--memory", "4194304", "--json"]));
+    assert_eq!(v["run"]["operations"], 2000);
+    assert_eq!(v["run"]["errors"], 0);
+    assert!(v["run"]["throughput"].as_f64().unwrap() > 0.0);
+    assert!(v["run"]["read_ios_per_op"].as_f64().unwrap() >= 0.0);
+    let names: Vec<&str> = v["run"]["ops"].as_array().unwrap().iter().map(|o| o[0].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["read", "update"]);
+    let v = json(&cosine(&["validate", "--records", "3000", "--ops", "1000", "--memory", "1048576", "--workloads", "ycsb-c,ycsb-e", "--json"]));
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4 * 2, "four classes × two workloads");
+    for r in rows {
+        assert!(r["predicted"].as_f64().unwrap() > 0.0 && r["measured"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let dir = std::env::temp_dir().join(format!("cosine-phi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("phi.json");
+    let o = cosine(&["calibrate", "--quick", "--records", "2000", "--ops", "2000", "--cores", "2", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lib = cosine_cost_model::cpu::PhiLibrary::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(lib.machine.contains("cores"));
+    let _ = std::fs::remove_dir_all(&dir);
+    fails_with(&["bench", "--engine", "rocksdb"], "peers");
+    fails_with(&["bench", "--workload", "ycsb-q"], "unknown ycsb workload");
+}

@@ -34,6 +34,9 @@ pub struct Db {
     pub started: std::time::Instant,
 }
 
+/// A key and its stored value.
+type KeyValue = (Vec<u8>, Vec<u8>);
+
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 fn engine_err(e: EngineError) -> Reply {
@@ -125,7 +128,7 @@ impl Db {
                 Reply::Error(_) => Reply::Bulk(None),
                 other => other,
             }).collect())),
-            "MSET" if !a.is_empty() && a.len() % 2 == 0 => self.mset(a),
+            "MSET" if !a.is_empty() && a.len().is_multiple_of(2) => self.mset(a),
             "INCR" if a.len() == 1 => self.incr(&a[0], 1),
             "DECR" if a.len() == 1 => self.incr(&a[0], -1),
             "INCRBY" | "DECRBY" if a.len() == 2 => match int_arg(&a[1]) {
@@ -371,7 +374,7 @@ impl Db {
     fn hdel(&self, a: &[Vec<u8>]) -> Reply {
         let mut outcome: Result<i64, Reply> = Ok(0);
         let r = self.engine.read_modify_write(&a[0], |cur| {
-            let Some(v) = cur else { return None };
+            let v = cur?;
             if v.first() != Some(&HASH) {
                 outcome = Err(Reply::err(WRONGTYPE));
                 return Some(v.to_vec());
@@ -536,7 +539,7 @@ impl Db {
     }
 
     /// User keys from `after` (exclusive), up to `limit`, skipping internal keys.
-    fn user_keys(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Reply> {
+    fn user_keys(&self, after: Option<&[u8]>, limit: usize) -> Result<Vec<KeyValue>, Reply> {
         let mut out = Vec::new();
         let mut cursor: Option<Vec<u8>> = after.map(|a| a.to_vec());
         loop {
@@ -779,7 +782,7 @@ fn hex_encode(b: &[u8]) -> String {
 }
 
 fn hex_decode(s: &[u8]) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     s.chunks(2).map(|c| u8::from_str_radix(std::str::from_utf8(c).ok()?, 16).ok()).collect()

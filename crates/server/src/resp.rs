@@ -2,6 +2,9 @@
 
 use thiserror::Error;
 
+/// A parsed request: its arguments and the bytes it took.
+pub type Parsed = (Vec<Vec<u8>>, usize);
+
 /// A malformed request: the connection that sent it is closed after an error reply.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("Protocol error: {0}")]
@@ -22,7 +25,7 @@ fn number(bytes: &[u8]) -> Result<i64, ProtocolError> {
 
 /// Parses one request from the front of `buf`: `Ok(Some((args, consumed)))`, `Ok(None)` when more bytes are
 /// needed, or an error. Requests larger than `max_bytes` are errors.
-pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError> {
+pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<Parsed>, ProtocolError> {
     if buf.is_empty() {
         return Ok(None);
     }

@@ -241,7 +241,7 @@ pub fn run_phase(store: &dyn Store, w: &CoreWorkload, threads: usize, load: bool
                 let _ = merged.add(x);
             }
         }
-        if merged.len() > 0 {
+        if !merged.is_empty() {
             ops_out.push((
                 name.to_string(),
                 OpReport {

@@ -165,7 +165,7 @@ impl CoreWorkload {
         if self.scan > 0.0 && self.max_scan_length == 0 {
             return Err(PropertyError { key: "maxscanlength".into(), problem: "must be positive".into() });
         }
-        if !(self.zipfian_constant > 0.0) {
+        if self.zipfian_constant.is_nan() || self.zipfian_constant <= 0.0 {
             return Err(PropertyError { key: "zipfianconstant".into(), problem: "must be positive".into() });
         }
         Ok(())

@@ -1,0 +1,364 @@
+//! `cosine bench`, `cosine validate` and `cosine calibrate`: the YCSB harness on the engine, the model's
+//! accuracy against measured I/O, and Algorithm 1's φ.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use cosine_cost_model::cpu::{phi_from_speedup, PhiEntry, PhiLibrary};
+use cosine_cost_model::keys::KeySpace;
+use cosine_cost_model::{DistributionAware, IoModel};
+use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
+use cosine_engine::{Engine, Options, SyncMode};
+use cosine_search::designs::Shard;
+use cosine_ycsb::{parse_properties, run_phase, CoreWorkload, CosineStore, PhaseReport, Store};
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum SyncArg {
+    Always,
+    Batch,
+    Never,
+}
+
+/// Arguments of `cosine bench`.
+#[derive(Parser, Debug)]
+pub struct BenchArgs {
+    /// A YCSB core workload: ycsb-a … ycsb-f.
+    #[arg(long, default_value = "ycsb-a")]
+    workload: String,
+    /// A YCSB property file (e.g. YCSB's workloads/workloada) instead of a name.
+    #[arg(long)]
+    workload_file: Option<String>,
+    /// Records loaded.
+    #[arg(long, default_value_t = 100_000)]
+    records: u64,
+    /// Operations in the run phase.
+    #[arg(long, default_value_t = 100_000)]
+    ops: u64,
+    /// Client threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Engine: cosine (peer engines come with the `peers` build of the bench crate).
+    #[arg(long, default_value = "cosine")]
+    engine: String,
+    /// design.json to run; by default the design Cosine's search picks for this workload and memory.
+    #[arg(long)]
+    design: Option<String>,
+    /// Memory budget for the engine in bytes (buffer + filters + fences) when the search picks the design.
+    #[arg(long, default_value_t = 64 << 20)]
+    memory: u64,
+    /// Log sync mode.
+    #[arg(long, value_enum, default_value_t = SyncArg::Never)]
+    sync: SyncArg,
+    /// Data directory (default: a temporary one, removed afterwards).
+    #[arg(long)]
+    data: Option<String>,
+    /// Seed of the request generators.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+fn load_workload(name: &str, file: Option<&str>, records: u64, ops: u64) -> Result<CoreWorkload> {
+    let mut w = match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+            let mut w = CoreWorkload::defaults(path);
+            w.apply(&parse_properties(&text)?)?;
+            w
+        }
+        None => CoreWorkload::named(name).ok_or_else(|| anyhow!("unknown YCSB workload '{name}' (ycsb-a … ycsb-f, or --workload-file)"))?,
+    };
+    if records == 0 || ops == 0 {
+        bail!("--records and --ops must be positive");
+    }
+    w.record_count = records;
+    w.operation_count = ops;
+    w.validate()?;
+    Ok(w)
+}
+
+/// The design Cosine's search picks for a workload on one machine with `memory` bytes for the engine.
+pub fn searched_design(w: &CoreWorkload, memory: u64, phi: &PhiLibrary) -> Result<Design> {
+    let model = w.to_model();
+    let shard = Shard {
+        keys: KeySpace::from_workload(&model),
+        workload: model,
+        memory_bytes: memory,
+        vcpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        iops: 20_000.0,
+        block_bytes: 4096,
+        phi,
+        rho: None,
+        epsilon: 0.1,
+        system_phi: None,
+        scored: None,
+    };
+    Ok(shard.best().ok_or_else(|| anyhow!("no design fits {memory} bytes"))?.design)
+}
+
+struct Run {
+    load: PhaseReport,
+    run: PhaseReport,
+    stats: cosine_engine::Stats,
+    rss: Option<u64>,
+}
+
+fn run_bench(design: &Design, w: &CoreWorkload, threads: usize, sync: SyncMode, dir: &std::path::Path, seed: u64) -> Result<Run> {
+    let engine = Arc::new(Engine::open_with(dir, design, Options { sync })?);
+    let store = CosineStore(engine.clone());
+    let load = run_phase(&store, w, threads, true, seed, None);
+    store.settle().map_err(|e| anyhow!(e))?;
+    let run = run_phase(&store, w, threads, false, seed + 1, None);
+    store.settle().map_err(|e| anyhow!(e))?;
+    let stats = engine.stats();
+    Ok(Run { load, run, stats, rss: cosine_ycsb::resident_bytes() })
+}
+
+/// Runs `cosine bench`.
+pub fn bench(a: BenchArgs) -> Result<()> {
+    if a.engine != "cosine" {
+        bail!("engine '{}' is not in this build: peer engines (rocksdb, wiredtiger, fjall, redb, sled) are built with the bench crate's `peers` feature", a.engine);
+    }
+    if a.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let w = load_workload(&a.workload, a.workload_file.as_deref(), a.records, a.ops)?;
+    let phi = PhiLibrary::default();
+    let design = match &a.design {
+        Some(p) => cosine_design::load_design(p).with_context(|| format!("design {p}"))?,
+        None => searched_design(&w, a.memory, &phi)?,
+    };
+    let sync = match a.sync {
+        SyncArg::Always => SyncMode::Always,
+        SyncArg::Batch => SyncMode::Batch,
+        SyncArg::Never => SyncMode::Never,
+    };
+    let tmp;
+    let dir = match &a.data {
+        Some(d) => std::path::PathBuf::from(d),
+        None => {
+            tmp = std::env::temp_dir().join(format!("cosine-bench-{}", std::process::id()));
+            tmp.clone()
+        }
+    };
+    let r = run_bench(&design, &w, a.threads, sync, &dir, a.seed)?;
+    if a.data.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if a.json {
+        let v = serde_json::json!({
+            "workload": w, "engine": "cosine", "design": design, "threads": a.threads,
+            "load": r.load, "run": r.run,
+            "write_amplification": r.stats.write_amplification, "space_amplification": r.stats.space_amplification,
+            "disk_bytes": r.stats.disk_bytes, "resident_bytes": r.rss,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "cosine bench: {} ({} records of {} B, {} operations, {} threads), design {} T={} K={} Z={} M_B={} M_BF={} M_FP={}",
+        w.name, w.record_count, w.value_bytes(), w.operation_count, a.threads,
+        design.class.map_or("?".to_string(), |c| c.to_string()), design.size_ratio, design.hot_runs, design.cold_runs,
+        design.buffer_bytes, design.filter_bytes, design.fence_bytes
+    );
+    println!("load: {:.0} ops/s ({:.2} s)", r.load.throughput, r.load.seconds);
+    println!("run:  {:.0} ops/s ({:.2} s), {} errors", r.run.throughput, r.run.seconds, r.run.errors);
+    for (name, o) in &r.run.ops {
+        println!("  {name:<7} {:>9} ops   p50 {:>7.0} µs   p95 {:>7.0} µs   p99 {:>7.0} µs", o.count, o.p50_us, o.p95_us, o.p99_us);
+    }
+    println!(
+        "I/Os per operation: {:.3} block reads on the read path, {:.3} flush/compaction block reads and writes",
+        r.run.read_ios_per_op.unwrap_or(0.0),
+        r.run.background_ios_per_op.unwrap_or(0.0)
+    );
+    println!(
+        "write amplification {:.2}, space amplification {:.2}, {} bytes on disk, resident memory {} MiB",
+        r.stats.write_amplification, r.stats.space_amplification, r.stats.disk_bytes, r.rss.unwrap_or(0) >> 20
+    );
+    Ok(())
+}
+
+/// The four design classes at test scale, for calibration and validation.
+fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
+    let mut lsm = Design::rocksdb_like(memory / 4, memory / 4, memory / 2);
+    lsm.block_bytes = 4096;
+    lsm.file_bytes = 4 << 20;
+    let mut btree = Design::wiredtiger_like(memory / 2, memory / 64);
+    btree.block_bytes = 32 * 1024;
+    btree.size_ratio = 16;
+    let mut lsh = Design::rocksdb_like(memory / 2, 0, memory / 2);
+    lsh.size_ratio = 1000;
+    lsh.hot_runs = 999;
+    lsh.cold_runs = 999;
+    lsh.class = Some(DesignClass::Lsh);
+    lsh.filter_granularity = FilterGranularity::Run;
+    let mut hybrid = Design::rocksdb_like(memory / 4, memory / 4, memory / 64);
+    hybrid.size_ratio = 6;
+    hybrid.hot_runs = 5;
+    hybrid.cold_runs = 1;
+    hybrid.compaction = Compaction::Hybrid;
+    hybrid.run_strategy = RunStrategy::Fullest;
+    hybrid.class = Some(DesignClass::Hybrid);
+    vec![(DesignClass::Lsm, lsm), (DesignClass::Btree, btree), (DesignClass::Lsh, lsh), (DesignClass::Hybrid, hybrid)]
+}
+
+/// Arguments of `cosine validate`.
+#[derive(Parser, Debug)]
+pub struct ValidateArgs {
+    /// Records loaded per run.
+    #[arg(long, default_value_t = 200_000)]
+    records: u64,
+    /// Operations per run.
+    #[arg(long, default_value_t = 50_000)]
+    ops: u64,
+    /// Engine memory in bytes (buffer + filters + fences).
+    #[arg(long, default_value_t = 8 << 20)]
+    memory: u64,
+    /// Workloads (comma-separated YCSB names).
+    #[arg(long, default_value = "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f")]
+    workloads: String,
+    /// Also run uniform-key variants of the workloads.
+    #[arg(long)]
+    uniform: bool,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `cosine validate`: predicted against measured I/Os per operation, per design class and workload.
+pub fn validate(a: ValidateArgs) -> Result<()> {
+    let mut rows = Vec::new();
+    let mut workloads = Vec::new();
+    for n in a.workloads.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let w = load_workload(n, None, a.records, a.ops)?;
+        if a.uniform {
+            let mut u = w.clone();
+            u.distribution = cosine_ycsb::Distribution::Uniform;
+            u.name = format!("{}-uniform", w.name);
+            workloads.push(u);
+        }
+        workloads.push(w);
+    }
+    for (class, design) in class_designs(a.memory) {
+        for w in &workloads {
+            let dir = std::env::temp_dir().join(format!("cosine-validate-{}-{class}-{}", std::process::id(), w.name));
+            let r = run_bench(&design, w, 1, SyncMode::Never, &dir, 11)?;
+            let _ = std::fs::remove_dir_all(&dir);
+            let measured = r.run.read_ios_per_op.unwrap_or(0.0) + r.run.background_ios_per_op.unwrap_or(0.0);
+            let mut model_w = w.to_model();
+            model_w.entries = w.record_count + (w.operation_count as f64 * w.insert) as u64;
+            let predicted = DistributionAware::new().evaluate(&design, &model_w).map(|c| c.per_operation).unwrap_or(f64::NAN);
+            let accuracy = if measured > 0.0 { 1.0 - (predicted - measured).abs() / measured } else { f64::NAN };
+            rows.push(serde_json::json!({
+                "class": class.to_string(), "workload": w.name, "predicted": predicted, "measured": measured,
+                "accuracy": accuracy, "overestimated": predicted >= measured,
+            }));
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"records": a.records, "ops": a.ops, "memory": a.memory, "rows": rows}))?);
+        return Ok(());
+    }
+    println!("I/Os per operation, model against engine ({} records, {} operations, {} bytes of engine memory)", a.records, a.ops, a.memory);
+    println!("{:<7} {:<20} {:>10} {:>10} {:>9}  over-estimated", "class", "workload", "predicted", "measured", "accuracy");
+    let mut by_class: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for r in &rows {
+        let acc = r["accuracy"].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "{:<7} {:<20} {:>10.3} {:>10.3} {:>8.1}%  {}",
+            r["class"].as_str().unwrap_or(""),
+            r["workload"].as_str().unwrap_or(""),
+            r["predicted"].as_f64().unwrap_or(f64::NAN),
+            r["measured"].as_f64().unwrap_or(f64::NAN),
+            acc * 100.0,
+            if r["overestimated"].as_bool().unwrap_or(false) { "yes" } else { "no" }
+        );
+        if acc.is_finite() {
+            by_class.entry(r["class"].as_str().unwrap_or("").to_string()).or_default().push(acc.max(0.0));
+        }
+    }
+    for (c, v) in by_class {
+        println!("mean accuracy {c}: {:.1}%", 100.0 * v.iter().sum::<f64>() / v.len() as f64);
+    }
+    Ok(())
+}
+
+/// Arguments of `cosine calibrate`.
+#[derive(Parser, Debug)]
+pub struct CalibrateArgs {
+    /// Smaller data and fewer operations (seconds instead of minutes).
+    #[arg(long)]
+    quick: bool,
+    /// Where to write the φ library (JSON).
+    #[arg(long, default_value = "phi.json")]
+    out: String,
+    /// Most cores to use (default: all).
+    #[arg(long)]
+    cores: Option<usize>,
+    /// Records per measurement (overrides the quick/full default).
+    #[arg(long)]
+    records: Option<u64>,
+    /// Operations per measurement (overrides the quick/full default).
+    #[arg(long)]
+    ops: Option<u64>,
+}
+
+/// Runs Algorithm 1: per class and operation type, time the same operations on 1..η threads, invert Eq. 2.
+pub fn calibrate(a: CalibrateArgs) -> Result<()> {
+    let eta = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    if eta < 2 {
+        bail!("calibration needs at least 2 cores to observe a speedup");
+    }
+    let (records, ops) = if a.quick { (20_000u64, 20_000u64) } else { (200_000, 200_000) };
+    let (records, ops) = (a.records.unwrap_or(records).max(100), a.ops.unwrap_or(ops).max(100));
+    let started = std::time::Instant::now();
+    let mut lib = PhiLibrary::default();
+    lib.entries.retain(|k, _| !["lsm", "btree", "lsh", "hybrid"].contains(&k.as_str()));
+    let ops_of = [("lookup", 1.0, 0.0, 0.0, 0.0, 0.0), ("insert", 0.0, 0.0, 1.0, 0.0, 0.0), ("blind_update", 0.0, 1.0, 0.0, 0.0, 0.0), ("rmw", 0.0, 0.0, 0.0, 0.0, 1.0), ("range", 0.0, 0.0, 0.0, 1.0, 0.0)];
+    println!("Algorithm 1 on this machine ({eta} cores, {records} records, {ops} operations per measurement)");
+    for (class, design) in class_designs(16 << 20) {
+        let mut phis = std::collections::BTreeMap::new();
+        for (op, read, update, insert, scan, rmw) in ops_of {
+            let mut w = CoreWorkload::named("c").expect("ycsb-c exists");
+            w.distribution = cosine_ycsb::Distribution::Uniform;
+            (w.read, w.update, w.insert, w.scan, w.read_modify_write) = (read, update, insert, scan, rmw);
+            w.record_count = records;
+            w.operation_count = if op == "range" { ops / 20 } else { ops };
+            w.max_scan_length = 100;
+            let dir = std::env::temp_dir().join(format!("cosine-calibrate-{}-{class}-{op}", std::process::id()));
+            let engine = Arc::new(Engine::open_with(&dir, &design, Options { sync: SyncMode::Never })?);
+            let store = CosineStore(engine);
+            run_phase(&store, &w, eta, true, 3, None);
+            store.settle().map_err(|e| anyhow!(e))?;
+            let t1 = run_phase(&store, &w, 1, false, 5, None).seconds;
+            let mut estimates = Vec::new();
+            for c in 2..=eta {
+                let tc = run_phase(&store, &w, c, false, 5 + c as u64, None).seconds;
+                if let Some(phi) = phi_from_speedup(t1 / tc, c as f64) {
+                    estimates.push(phi.clamp(0.0, 1.0));
+                }
+            }
+            drop(store);
+            let _ = std::fs::remove_dir_all(&dir);
+            let phi = estimates.iter().sum::<f64>() / estimates.len().max(1) as f64;
+            println!("  {class:<7} {op:<13} phi {phi:.3}");
+            phis.insert(op, phi);
+        }
+        lib.entries.insert(
+            class.to_string(),
+            PhiEntry { lookup: phis["lookup"], insert: phis["insert"], blind_update: phis["blind_update"], rmw: phis["rmw"], range: phis["range"] },
+        );
+    }
+    lib.machine = format!(
+        "{} cores, {} GiB; cosine calibrate{} on {} (Algorithm 1: phi from the speedup of 1..{eta} threads)",
+        eta,
+        std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| m.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok())).map_or(0, |kb| kb >> 20),
+        if a.quick { " --quick" } else { "" },
+        std::env::consts::ARCH
+    );
+    std::fs::write(&a.out, serde_json::to_string_pretty(&lib)? + "\n").with_context(|| format!("writing {}", a.out))?;
+    println!("wrote {} in {:.1} s", a.out, started.elapsed().as_secs_f64());
+    Ok(())
+}
