@@ -46,6 +46,9 @@ pub struct SearchArgs {
     /// Most VMs in one configuration.
     #[arg(long, default_value_t = 32)]
     max_vms: u32,
+    /// A phi library (JSON, e.g. from `cosine calibrate`) instead of the shipped values.
+    #[arg(long)]
+    phi: Option<String>,
     /// Write the best configuration's design (of its first VM type) as design.json for the engine.
     #[arg(long)]
     design_out: Option<String>,
@@ -132,7 +135,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
             }
         }
     }
-    let phi = PhiLibrary::default();
+    let phi = match &a.phi {
+        Some(p) => PhiLibrary::from_json(&std::fs::read_to_string(p).with_context(|| format!("cannot read {p}"))?)?,
+        None => PhiLibrary::default(),
+    };
     let t = std::time::Instant::now();
     let r = run_with_progress(&catalog, &workload, &phi, opts)?;
     let elapsed = t.elapsed().as_secs_f64();
