@@ -20,6 +20,26 @@ pub const LSM_SIZE_RATIOS: [u64; 10] = [2, 3, 4, 6, 8, 10, 12, 16, 24, 32];
 /// Size ratios (fanouts) searched for B-tree-like designs, kept where T ≤ entries per block.
 pub const BTREE_SIZE_RATIOS: [u64; 6] = [4, 8, 16, 32, 64, 128];
 
+/// The design Cosine picks for `workload` on one machine that gives the engine `memory_bytes` (buffer, filters
+/// and fences) and `cores` cores, with 4 KiB blocks and a local SSD's IOPS: what `cosine bench` and the peer
+/// comparison run.
+pub fn best_for_machine(workload: &Workload, memory_bytes: u64, cores: u32, phi: &PhiLibrary) -> Option<Design> {
+    let shard = Shard {
+        keys: KeySpace::from_workload(workload),
+        workload: workload.clone(),
+        memory_bytes,
+        vcpus: cores.max(1),
+        iops: 20_000.0,
+        block_bytes: 4096,
+        phi,
+        rho: None,
+        epsilon: 0.1,
+        system_phi: None,
+        scored: None,
+    };
+    shard.best().map(|s| s.design)
+}
+
 /// The fixed engines Cosine compares with (Section 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

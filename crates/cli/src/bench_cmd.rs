@@ -4,11 +4,9 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use cosine_cost_model::cpu::{phi_from_speedup, PhiEntry, PhiLibrary};
-use cosine_cost_model::keys::KeySpace;
 use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
 use cosine_engine::{Engine, Options, SyncMode};
-use cosine_search::designs::Shard;
 use cosine_ycsb::{parse_properties, run_phase, CoreWorkload, CosineStore, PhaseReport, Store};
 use std::sync::Arc;
 
@@ -81,21 +79,8 @@ fn load_workload(name: &str, file: Option<&str>, records: u64, ops: u64) -> Resu
 
 /// The design Cosine's search picks for a workload on one machine with `memory` bytes for the engine.
 pub fn searched_design(w: &CoreWorkload, memory: u64, phi: &PhiLibrary) -> Result<Design> {
-    let model = w.to_model();
-    let shard = Shard {
-        keys: KeySpace::from_workload(&model),
-        workload: model,
-        memory_bytes: memory,
-        vcpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
-        iops: 20_000.0,
-        block_bytes: 4096,
-        phi,
-        rho: None,
-        epsilon: 0.1,
-        system_phi: None,
-        scored: None,
-    };
-    Ok(shard.best().ok_or_else(|| anyhow!("no design fits {memory} bytes"))?.design)
+    let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    cosine_search::designs::best_for_machine(&w.to_model(), memory, cores, phi).ok_or_else(|| anyhow!("no design fits {memory} bytes"))
 }
 
 struct Run {
