@@ -33,6 +33,13 @@ pub struct Options {
     pub sync: SyncMode,
 }
 
+/// The two background threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Flush,
+    Compact,
+}
+
 struct Frozen {
     buffer: Arc<Buffer>,
     /// Oldest log segment holding this buffer's records.
@@ -95,7 +102,7 @@ struct Inner {
 /// ```
 pub struct Engine {
     inner: Arc<Inner>,
-    worker: Mutex<Option<JoinHandle<()>>>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// Entry size assumed by Algorithm 3 when a design does not record its class (the engine does not know the
@@ -235,12 +242,14 @@ impl Engine {
             inner.set_residency(&v)?;
             inner.write_manifest(&v, inner.state.read().mem_first_wal)?;
         }
-        let bg = inner.clone();
-        let worker = std::thread::Builder::new()
-            .name("cosine-compaction".into())
-            .spawn(move || bg.background())
-            .map_err(io(&dir))?;
-        let engine = Engine { inner, worker: Mutex::new(Some(worker)) };
+        let mut workers = Vec::new();
+        for (role, name) in [(Role::Flush, "cosine-flush"), (Role::Compact, "cosine-compaction")] {
+            let bg = inner.clone();
+            workers.push(
+                std::thread::Builder::new().name(name.into()).spawn(move || bg.background(role)).map_err(io(&dir))?,
+            );
+        }
+        let engine = Engine { inner, workers: Mutex::new(workers) };
         if engine.inner.state.read().mem.is_full() {
             engine.inner.freeze_if_full(&mut engine.inner.writer.lock(), true)?;
         }
@@ -362,7 +371,7 @@ impl Engine {
         let synced = self.inner.writer.lock().wal.sync();
         self.inner.shutdown.store(true, Ordering::SeqCst);
         self.inner.signal();
-        if let Some(h) = self.worker.lock().take() {
+        for h in std::mem::take(&mut *self.workers.lock()) {
             let _ = h.join();
         }
         synced
@@ -691,22 +700,39 @@ impl Inner {
         manifest::store(&self.dir, &m)
     }
 
-    fn background(self: Arc<Self>) {
+    /// Whether a background role has something to do.
+    fn has_work(&self, role: Role) -> bool {
+        let s = self.state.read();
+        match role {
+            Role::Flush => !s.frozen.is_empty(),
+            Role::Compact => {
+                planner::plan(&compaction::view(&s.version), &Policy::of(&self.design, self.hot_levels(&s.version))) != Plan::Nothing
+            }
+        }
+    }
+
+    /// A background thread: the flusher writes frozen buffers to level 1; the compactor reshapes the tree.
+    /// They run side by side, so a long merge never holds up a flush (and so the writers).
+    fn background(self: Arc<Self>, role: Role) {
         loop {
             {
                 let mut g = self.work.lock();
-                while !*g && !self.shutdown.load(Ordering::SeqCst) {
-                    self.work_cv.wait_for(&mut g, std::time::Duration::from_millis(200));
+                if !self.shutdown.load(Ordering::SeqCst) && !self.has_work(role) {
+                    self.work_cv.wait_for(&mut g, std::time::Duration::from_millis(20));
                 }
-                *g = false;
             }
             if self.shutdown.load(Ordering::SeqCst) {
                 return;
             }
             if self.poisoned.lock().is_some() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
                 continue;
             }
-            if let Err(e) = self.do_work() {
+            let result = match role {
+                Role::Flush => self.flush_all(),
+                Role::Compact => self.compact_all(),
+            };
+            if let Err(e) = result {
                 self.poison(&e);
             }
             let _g = self.work.lock();
@@ -714,26 +740,29 @@ impl Inner {
         }
     }
 
-    fn do_work(&self) -> Result<()> {
+    fn flush_all(&self) -> Result<()> {
         // flush frozen buffers, oldest first
         loop {
             let oldest = self.state.read().frozen.last().map(|f| f.buffer.clone());
-            let Some(buffer) = oldest else { break };
+            let Some(buffer) = oldest else { return Ok(()) };
             self.flush_buffer(&buffer)?;
             let _g = self.work.lock();
             self.done_cv.notify_all();
+            self.work_cv.notify_all();
         }
-        // then compact until the tree matches its design
-        loop {
-            if self.shutdown.load(Ordering::SeqCst) || !self.state.read().frozen.is_empty() {
-                break;
-            }
+    }
+
+    fn compact_all(&self) -> Result<()> {
+        // compact until the tree matches its design
+        while !self.shutdown.load(Ordering::SeqCst) {
             let v = self.state.read().version.clone();
             let plan = planner::plan(&compaction::view(&v), &Policy::of(&self.design, self.hot_levels(&v)));
             if plan == Plan::Nothing {
                 break;
             }
             self.compact(&v, &plan)?;
+            let _g = self.work.lock();
+            self.done_cv.notify_all();
         }
         Ok(())
     }

@@ -74,9 +74,16 @@ fn every_shape_holds_its_data_and_its_shape() {
         assert!(s.write_amplification >= 1.0, "{name}: {}", s.write_amplification);
         assert!(s.memory.fence_bytes as u64 <= design.fence_bytes + 16 * 1024, "{name}: {:?}", s.memory);
         if design.filter_bytes > 0 {
-            assert!(s.filter_probes() > 0, "{name}");
-            assert!(s.memory.filter_bytes as u64 <= design.filter_bytes * 11 / 10 + 512, "{name}: {:?}", s.memory);
+            // lookups probe filters wherever a hot level holds data (a hybrid's may all sit cold after compaction)
+            if s.levels.iter().any(|l| l.hot && l.entries > 0) {
+                assert!(s.filter_probes() > 0, "{name}");
+            }
+            // files keep the bits per key they were built with until compaction rewrites them, so filters can
+            // run a little over M_BF while the tree grows
+            assert!(s.memory.filter_bytes as u64 <= design.filter_bytes * 3 / 2 + 512, "{name}: {:?}", s.memory);
         }
+        let held = (s.memory.buffer_bytes + s.memory.filter_bytes + s.memory.fence_bytes) as u64;
+        assert!(held <= s.memory.budget_bytes + 16 * 1024, "{name}: {:?}", s.memory);
         drop(e);
         // reopen: the same answers from the recovered tree
         let e = Engine::open(dir.path(), &design).unwrap();
