@@ -325,19 +325,7 @@ impl DistributionAware {
             long_scan: s,
             short_scan: s,
         };
-        let per_operation = weigh(workload, &per_op, s);
-        IoCost {
-            class: DesignClass::Lsh,
-            levels: 1,
-            cold_levels: 0,
-            fpr_sum: 0.0,
-            filter_bytes: 0.0,
-            fence_bytes: design.fence_bytes as f64,
-            per_op,
-            scan: s,
-            per_operation,
-            total: per_operation * workload.operations as f64,
-        }
+        IoCost::lsh(design, workload, per_op)
     }
 }
 

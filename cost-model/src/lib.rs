@@ -88,6 +88,26 @@ pub struct IoCost {
     pub total: f64,
 }
 
+impl IoCost {
+    /// The cost of an LSH-class design: one level, no filters, scans of one I/O per entry.
+    pub(crate) fn lsh(design: &Design, workload: &Workload, per_op: PerOp) -> IoCost {
+        let s = workload.scan_length as f64;
+        let per_operation = weigh(workload, &per_op, s);
+        IoCost {
+            class: DesignClass::Lsh,
+            levels: 1,
+            cold_levels: 0,
+            fpr_sum: 0.0,
+            filter_bytes: 0.0,
+            fence_bytes: design.fence_bytes as f64,
+            per_op,
+            scan: s,
+            per_operation,
+            total: per_operation * workload.operations as f64,
+        }
+    }
+}
+
 /// A model that scores a design on a workload in I/Os.
 pub trait IoModel {
     /// Expected I/Os per operation type and for the whole workload.

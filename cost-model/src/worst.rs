@@ -35,19 +35,7 @@ impl IoModel for WorstCase {
                 long_scan: s,
                 short_scan: s,
             };
-            let per_operation = weigh(workload, &per_op, s);
-            return Ok(IoCost {
-                class: DesignClass::Lsh,
-                levels: 1,
-                cold_levels: 0,
-                fpr_sum: 0.0,
-                filter_bytes: 0.0,
-                fence_bytes: design.fence_bytes as f64,
-                per_op,
-                scan: s,
-                per_operation,
-                total: per_operation * workload.operations as f64,
-            });
+            return Ok(IoCost::lsh(design, workload, per_op));
         }
         let l = layout::level_count(shape.entries, shape.entry_bytes, design.buffer_bytes as f64, t);
         let y = layout::cold_levels_for_fences(design.fence_bytes as f64, l, t, &shape);

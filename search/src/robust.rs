@@ -64,11 +64,12 @@ fn tilt(w: &[f64; 4], c: &[f64; 4], c_max: f64, lambda: f64) -> [f64; 4] {
     t.map(|x| x / s)
 }
 
-/// The worst-case expected cost of cost vector `c` over {ŵ : KL(ŵ‖w) ≤ ρ}.
-pub fn kl_worst_case(w: &[f64; 4], c: &[f64; 4], rho: f64) -> WorstCase {
+/// The worst case over the KL ball for any number of operation types: (value, λ, c_max, tolerance), with
+/// λ = None when the answer is the nominal cost (ρ = 0) or the vertex max c.
+fn worst(w: &[f64], c: &[f64], rho: f64) -> (f64, Option<f64>, f64, f64) {
     let nominal: f64 = w.iter().zip(c).map(|(a, b)| a * b).sum();
     if rho <= 0.0 {
-        return WorstCase { value: nominal, lambda: None, workload: *w };
+        return (nominal, None, f64::NAN, 0.0);
     }
     let support = || w.iter().zip(c).filter(|(w, _)| **w > 0.0);
     let c_max = support().map(|(_, c)| *c).fold(f64::NEG_INFINITY, f64::max);
@@ -76,19 +77,26 @@ pub fn kl_worst_case(w: &[f64; 4], c: &[f64; 4], rho: f64) -> WorstCase {
     let tol = 1e-12 * c_max.abs().max(1e-300);
     let at_max: f64 = support().filter(|(_, c)| c_max - **c <= tol).map(|(w, _)| *w).sum();
     if -at_max.ln() <= rho || c_max - c_min <= tol {
-        let mut v = [0.0; 4];
-        for i in 0..4 {
-            if w[i] > 0.0 && c_max - c[i] <= tol {
-                v[i] = w[i] / at_max;
-            }
-        }
-        return WorstCase { value: c_max, lambda: None, workload: v };
+        return (c_max, None, c_max, tol);
     }
-    let spread = c_max - c_min;
-    let lambda = solve_lambda(w, c, c_max, rho, spread);
-    let dual = Dual { w, c, c_max, rho };
-    let value = dual.value(lambda).min(c_max).max(nominal);
-    WorstCase { value, lambda: Some(lambda), workload: tilt(w, c, c_max, lambda) }
+    let lambda = solve_lambda(w, c, c_max, rho, c_max - c_min);
+    let value = Dual { w, c, c_max, rho }.value(lambda).min(c_max).max(nominal);
+    (value, Some(lambda), c_max, tol)
+}
+
+/// The worst-case expected cost of cost vector `c` over {ŵ : KL(ŵ‖w) ≤ ρ}.
+pub fn kl_worst_case(w: &[f64; 4], c: &[f64; 4], rho: f64) -> WorstCase {
+    let (value, lambda, c_max, tol) = worst(w, c, rho);
+    let workload = match lambda {
+        Some(l) => tilt(w, c, c_max, l),
+        None if rho <= 0.0 => *w,
+        None => {
+            // the vertex: all weight on the costliest types, in proportion to their expected shares
+            let at_max: f64 = (0..4).filter(|&i| w[i] > 0.0 && c_max - c[i] <= tol).map(|i| w[i]).sum();
+            std::array::from_fn(|i| if w[i] > 0.0 && c_max - c[i] <= tol { w[i] / at_max } else { 0.0 })
+        }
+    };
+    WorstCase { value, lambda, workload }
 }
 
 /// g'(λ) and d g'(λ)/d ln λ.
@@ -141,20 +149,7 @@ fn solve_lambda(w: &[f64], c: &[f64], c_max: f64, rho: f64, spread: f64) -> f64 
 
 /// The worst-case expected cost over the KL ball for any number of operation types (the search's six).
 pub fn kl_worst_value(w: &[f64], c: &[f64], rho: f64) -> f64 {
-    let nominal: f64 = w.iter().zip(c).map(|(a, b)| a * b).sum();
-    if rho <= 0.0 {
-        return nominal;
-    }
-    let support = || w.iter().zip(c).filter(|(w, _)| **w > 0.0);
-    let c_max = support().map(|(_, c)| *c).fold(f64::NEG_INFINITY, f64::max);
-    let c_min = support().map(|(_, c)| *c).fold(f64::INFINITY, f64::min);
-    let tol = 1e-12 * c_max.abs().max(1e-300);
-    let at_max: f64 = support().filter(|(_, c)| c_max - **c <= tol).map(|(w, _)| *w).sum();
-    if -at_max.ln() <= rho || c_max - c_min <= tol {
-        return c_max;
-    }
-    let lambda = solve_lambda(w, c, c_max, rho, c_max - c_min);
-    Dual { w, c, c_max, rho }.value(lambda).min(c_max).max(nominal)
+    worst(w, c, rho).0
 }
 
 /// The same worst case with the dual minimised by argmin's Brent method over ln λ (slower; a cross-check).
