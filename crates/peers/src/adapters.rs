@@ -8,7 +8,13 @@ use anyhow::Result;
 use cosine_ycsb::{IoCounters, Store};
 
 /// Peer engines compiled into this build.
-pub const AVAILABLE: &[&str] = if cfg!(feature = "peers") { &["rocksdb", "fjall", "redb", "sled"] } else { &[] };
+pub const AVAILABLE: &[&str] = if cfg!(feature = "wiredtiger") {
+    &["rocksdb", "fjall", "redb", "sled", "wiredtiger", "wiredtiger-lsm"]
+} else if cfg!(feature = "peers") {
+    &["rocksdb", "fjall", "redb", "sled"]
+} else {
+    &[]
+};
 
 /// /proc/self/io as I/O counters.
 pub fn proc_io() -> Option<IoCounters> {
@@ -29,6 +35,10 @@ pub fn open(engine: &str, memory: u64, dir: &std::path::Path) -> Result<Box<dyn 
         "fjall" => Box::new(peers::Fjall::open(memory, dir)?),
         "redb" => Box::new(peers::Redb::open(memory, dir)?),
         "sled" => Box::new(peers::Sled::open(memory, dir)?),
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger" => Box::new(wt::WiredTiger::open(memory, dir, false)?),
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, true)?),
         other => anyhow::bail!("unknown engine '{other}'"),
     })
 }
@@ -283,6 +293,283 @@ mod peers {
         }
         fn settle(&self) -> Result<(), String> {
             self.db.flush().map(|_| ()).map_err(e)
+        }
+    }
+}
+
+/// WiredTiger through a thin FFI of our own to Debian's libwiredtiger 3.2.1 (the `wiredtiger` crate targets
+/// WiredTiger 12). Only the leading members of WiredTiger's method tables that we call are declared, in the
+/// order of `wiredtiger.h`; the structures are only ever used through pointers WiredTiger hands out.
+#[cfg(feature = "wiredtiger")]
+pub mod wt {
+    use cosine_ycsb::{IoCounters, Store};
+    use std::ffi::{c_char, c_int, c_void, CString};
+    use std::ptr::null_mut;
+    use std::sync::Mutex;
+
+    const WT_NOTFOUND: c_int = -31803;
+
+    #[repr(C)]
+    struct Item {
+        data: *const c_void,
+        size: usize,
+        mem: *mut c_void,
+        memsize: usize,
+        flags: u32,
+    }
+
+    type Op = unsafe extern "C" fn(*mut Cursor) -> c_int;
+
+    #[repr(C)]
+    struct Cursor {
+        session: *mut Session,
+        uri: *const c_char,
+        key_format: *const c_char,
+        value_format: *const c_char,
+        get_key: unsafe extern "C" fn(*mut Cursor, ...) -> c_int,
+        get_value: unsafe extern "C" fn(*mut Cursor, ...) -> c_int,
+        set_key: unsafe extern "C" fn(*mut Cursor, ...),
+        set_value: unsafe extern "C" fn(*mut Cursor, ...),
+        compare: *const c_void,
+        equals: *const c_void,
+        next: Op,
+        prev: Op,
+        reset: Op,
+        search: Op,
+        search_near: unsafe extern "C" fn(*mut Cursor, *mut c_int) -> c_int,
+        insert: Op,
+        modify: *const c_void,
+        update: Op,
+        remove: Op,
+        reserve: Op,
+        close: Op,
+    }
+
+    #[repr(C)]
+    struct Session {
+        connection: *mut Connection,
+        app_private: *mut c_void,
+        close: unsafe extern "C" fn(*mut Session, *const c_char) -> c_int,
+        reconfigure: *const c_void,
+        strerror: *const c_void,
+        open_cursor: unsafe extern "C" fn(*mut Session, *const c_char, *mut Cursor, *const c_char, *mut *mut Cursor) -> c_int,
+        alter: *const c_void,
+        create: unsafe extern "C" fn(*mut Session, *const c_char, *const c_char) -> c_int,
+    }
+
+    #[repr(C)]
+    struct Connection {
+        async_flush: *const c_void,
+        async_new_op: *const c_void,
+        close: unsafe extern "C" fn(*mut Connection, *const c_char) -> c_int,
+        debug_info: *const c_void,
+        reconfigure: *const c_void,
+        get_home: *const c_void,
+        configure_method: *const c_void,
+        is_new: *const c_void,
+        open_session: unsafe extern "C" fn(*mut Connection, *mut c_void, *const c_char, *mut *mut Session) -> c_int,
+    }
+
+    #[link(name = "wiredtiger")]
+    extern "C" {
+        fn wiredtiger_open(home: *const c_char, handler: *mut c_void, config: *const c_char, conn: *mut *mut Connection) -> c_int;
+    }
+
+    /// A session with one open cursor (WiredTiger sessions are single-threaded; the store keeps a pool).
+    struct Handle {
+        session: *mut Session,
+        cursor: *mut Cursor,
+    }
+    unsafe impl Send for Handle {}
+
+    /// WiredTiger with a B-tree (`type=file`) or LSM (`type=lsm`) table, its cache set to the memory budget,
+    /// no write-ahead log (WiredTiger's default: durability by checkpoints).
+    pub struct WiredTiger {
+        conn: *mut Connection,
+        uri: CString,
+        pool: Mutex<Vec<Handle>>,
+        lsm: bool,
+        chunk_bytes: u64,
+    }
+    unsafe impl Send for WiredTiger {}
+    unsafe impl Sync for WiredTiger {}
+
+    fn check(rc: c_int, what: &str) -> Result<(), String> {
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(format!("wiredtiger {what} failed with {rc}"))
+        }
+    }
+
+    impl WiredTiger {
+        pub fn open(memory: u64, dir: &std::path::Path, lsm: bool) -> anyhow::Result<Self> {
+            let home = CString::new(dir.to_string_lossy().as_bytes())?;
+            let config = CString::new(format!("create,cache_size={}MB", (memory >> 20).max(1)))?;
+            let mut conn = null_mut();
+            check(unsafe { wiredtiger_open(home.as_ptr(), null_mut(), config.as_ptr(), &mut conn) }, "open").map_err(anyhow::Error::msg)?;
+            let uri = CString::new("table:ycsb")?;
+            // LSM chunks must fit the cache: a quarter of it, at least 512 KiB
+            let store = WiredTiger { conn, uri, pool: Mutex::new(Vec::new()), lsm, chunk_bytes: (memory / 4).max(512 << 10) };
+            let h = store.handle_new(true).map_err(anyhow::Error::msg)?;
+            store.pool.lock().unwrap_or_else(|p| p.into_inner()).push(h);
+            Ok(store)
+        }
+
+        fn handle_new(&self, create: bool) -> Result<Handle, String> {
+            unsafe {
+                let mut session = null_mut();
+                check(((*self.conn).open_session)(self.conn, null_mut(), std::ptr::null(), &mut session), "open_session")?;
+                if create {
+                    let cfg = if self.lsm {
+                        format!("key_format=u,value_format=u,type=lsm,lsm=(chunk_size={})", self.chunk_bytes)
+                    } else {
+                        "key_format=u,value_format=u".to_string()
+                    };
+                    let cfg = CString::new(cfg).map_err(|e| e.to_string())?;
+                    check(((*session).create)(session, self.uri.as_ptr(), cfg.as_ptr()), "create")?;
+                }
+                let mut cursor = null_mut();
+                check(((*session).open_cursor)(session, self.uri.as_ptr(), null_mut(), std::ptr::null(), &mut cursor), "open_cursor")?;
+                Ok(Handle { session, cursor })
+            }
+        }
+
+        fn with<T>(&self, f: impl FnOnce(*mut Cursor) -> Result<T, String>) -> Result<T, String> {
+            let h = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let h = match h {
+                Some(h) => h,
+                None => self.handle_new(false)?,
+            };
+            let r = f(h.cursor);
+            unsafe {
+                ((*h.cursor).reset)(h.cursor);
+            }
+            self.pool.lock().unwrap_or_else(|p| p.into_inner()).push(h);
+            r
+        }
+
+        fn item(b: &[u8]) -> Item {
+            Item { data: b.as_ptr() as *const c_void, size: b.len(), mem: null_mut(), memsize: 0, flags: 0 }
+        }
+
+        fn put(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+            self.with(|c| unsafe {
+                let (key, value) = (Self::item(k), Self::item(v));
+                ((*c).set_key)(c, &key as *const Item);
+                ((*c).set_value)(c, &value as *const Item);
+                check(((*c).insert)(c), "insert")
+            })
+        }
+
+        fn value_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
+            unsafe {
+                let mut out = Item { data: std::ptr::null(), size: 0, mem: null_mut(), memsize: 0, flags: 0 };
+                check(((*c).get_value)(c, &mut out as *mut Item), "get_value")?;
+                Ok(std::slice::from_raw_parts(out.data as *const u8, out.size).to_vec())
+            }
+        }
+    }
+
+    impl Drop for WiredTiger {
+        fn drop(&mut self) {
+            let handles = std::mem::take(&mut *self.pool.lock().unwrap_or_else(|p| p.into_inner()));
+            unsafe {
+                for h in handles {
+                    ((*h.session).close)(h.session, std::ptr::null());
+                }
+                ((*self.conn).close)(self.conn, std::ptr::null());
+            }
+        }
+    }
+
+    impl Store for WiredTiger {
+        fn name(&self) -> String {
+            if self.lsm { "wiredtiger-lsm".into() } else { "wiredtiger".into() }
+        }
+        fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+            self.put(k, v)
+        }
+        fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
+            self.with(|c| unsafe {
+                let key = Self::item(k);
+                ((*c).set_key)(c, &key as *const Item);
+                match ((*c).search)(c) {
+                    0 => Self::value_of(c).map(Some),
+                    WT_NOTFOUND => Ok(None),
+                    rc => Err(format!("wiredtiger search failed with {rc}")),
+                }
+            })
+        }
+        fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+            self.put(k, v)
+        }
+        fn scan(&self, start: &[u8], n: usize) -> Result<usize, String> {
+            self.with(|c| unsafe {
+                let key = Self::item(start);
+                ((*c).set_key)(c, &key as *const Item);
+                let mut exact: c_int = 0;
+                match ((*c).search_near)(c, &mut exact) {
+                    0 => {}
+                    WT_NOTFOUND => return Ok(0),
+                    rc => return Err(format!("wiredtiger search_near failed with {rc}")),
+                }
+                if exact < 0 && ((*c).next)(c) != 0 {
+                    return Ok(0);
+                }
+                let mut count = 0;
+                loop {
+                    Self::value_of(c)?;
+                    count += 1;
+                    if count >= n || ((*c).next)(c) != 0 {
+                        return Ok(count);
+                    }
+                }
+            })
+        }
+        fn read_modify_write(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+            // WiredTiger's own snapshot isolation would need transactions; the harness serialises rmws per key
+            static STRIPES: std::sync::OnceLock<Vec<Mutex<()>>> = std::sync::OnceLock::new();
+            let stripes = STRIPES.get_or_init(|| (0..64).map(|_| Mutex::new(())).collect());
+            let h = k.iter().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(*b as u64));
+            let _g = stripes[(h % 64) as usize].lock().unwrap_or_else(|p| p.into_inner());
+            let mut value = self.read(k)?.unwrap_or_else(|| v.to_vec());
+            let n = v.len().min(value.len());
+            value[..n].copy_from_slice(&v[..n]);
+            self.put(k, &value)
+        }
+        fn io(&self) -> Option<IoCounters> {
+            super::proc_io()
+        }
+        fn settle(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(all(test, feature = "peers"))]
+mod tests {
+    use super::*;
+
+    /// Every peer stores, reads back, scans in key order and read-modify-writes.
+    #[test]
+    fn every_peer_round_trips() {
+        for engine in AVAILABLE {
+            let dir = std::env::temp_dir().join(format!("cosine-peer-test-{}-{engine}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let s = open(engine, 8 << 20, &dir).unwrap();
+            for i in 0..200u32 {
+                s.insert(format!("k{i:04}").as_bytes(), format!("value-{i}").as_bytes()).unwrap();
+            }
+            assert_eq!(s.read(b"k0042").unwrap().as_deref(), Some(&b"value-42"[..]), "{engine}");
+            assert_eq!(s.read(b"nope").unwrap(), None, "{engine}");
+            assert_eq!(s.scan(b"k0190", 50).unwrap(), 10, "{engine}");
+            s.read_modify_write(b"k0001", b"VAL").unwrap();
+            assert_eq!(s.read(b"k0001").unwrap().as_deref(), Some(&b"VALue-1"[..]), "{engine}");
+            s.settle().unwrap();
+            drop(s);
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }

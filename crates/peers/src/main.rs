@@ -18,8 +18,8 @@ use std::sync::Arc;
 #[derive(Parser, Debug)]
 #[command(name = "cosine-peers", about = "YCSB A-F on Cosine and peer engines with the same memory")]
 struct Args {
-    /// Engines, comma-separated: cosine, rocksdb, fjall, redb, sled.
-    #[arg(long, default_value = "cosine,rocksdb,fjall,redb,sled")]
+    /// Engines, comma-separated: cosine, rocksdb, fjall, redb, sled, wiredtiger, wiredtiger-lsm.
+    #[arg(long, default_value = "cosine,rocksdb,wiredtiger,wiredtiger-lsm,fjall,redb,sled")]
     engines: String,
     /// YCSB workloads, comma-separated.
     #[arg(long, default_value = "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f")]
