@@ -645,8 +645,17 @@ impl Inner {
         Ok(())
     }
 
-    /// Writer options for files of `level`: Monkey's bits per key for that level given the data so far.
-    fn writer_options(&self, v: &Version, level: usize, extra_entries: u64, extra_bytes: u64) -> WriterOptions {
+    /// Writer options for files of `level`: Monkey's bits per key for that level given the data so far, capped so
+    /// that the filters held in memory stay within M_BF once `new_entries` entries replace the files `replaced`.
+    fn writer_options(
+        &self,
+        v: &Version,
+        level: usize,
+        extra_entries: u64,
+        extra_bytes: u64,
+        replaced: &HashSet<u64>,
+        new_entries: u64,
+    ) -> WriterOptions {
         let d = &self.design;
         let entries = (v.entries() + extra_entries).max(1);
         let bytes = v.bytes() + extra_bytes;
@@ -666,7 +675,9 @@ impl Inner {
                 d.hot_runs as f64,
                 d.cold_runs as f64,
             );
-            per_level.get(level - 1).copied().unwrap_or(0.0).min(MAX_BITS_PER_KEY)
+            let held: usize = v.files().filter(|(_, f)| !replaced.contains(&f.id)).map(|(_, f)| f.memory_bytes().1).sum();
+            let cap = 8.0 * (d.filter_bytes as f64 - held as f64).max(0.0) / new_entries.max(1) as f64;
+            per_level.get(level - 1).copied().unwrap_or(0.0).min(MAX_BITS_PER_KEY).min(cap)
         };
         WriterOptions {
             block_bytes: d.block_bytes as usize,
@@ -771,7 +782,7 @@ impl Inner {
         let v = self.state.read().version.clone();
         let entries = buffer.sorted_entries();
         let max_seq = entries.iter().map(|e| e.1).max().unwrap_or(0);
-        let opts = self.writer_options(&v, 1, entries.len() as u64, buffer.bytes() as u64);
+        let opts = self.writer_options(&v, 1, entries.len() as u64, buffer.bytes() as u64, &HashSet::new(), entries.len() as u64);
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
@@ -826,10 +837,29 @@ impl Inner {
             Plan::MergeFile { level, .. } => level + 1,
             Plan::Nothing => return Ok(()),
         };
+        // the files this compaction replaces: their filters make room for the output's
+        let mut inputs: HashSet<u64> = HashSet::new();
+        match plan {
+            Plan::MergeRuns { level, runs, target, into, .. } => {
+                for (lvl, ids) in [(*level, runs.clone()), (*target, into.iter().copied().collect())] {
+                    if let Some(l) = v.levels.get(lvl - 1) {
+                        for r in l.runs.iter().filter(|r| ids.contains(&r.id)) {
+                            inputs.extend(r.files.iter().map(|f| f.id));
+                        }
+                    }
+                }
+            }
+            Plan::MergeFile { file, overlapping, .. } => {
+                inputs.insert(*file);
+                inputs.extend(overlapping.iter().copied());
+            }
+            Plan::Nothing => {}
+        }
+        let input_entries: u64 = v.files().filter(|(_, f)| inputs.contains(&f.id)).map(|(_, f)| f.meta.entries).sum();
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
-            writer: self.writer_options(v, target, 0, 0),
+            writer: self.writer_options(v, target, 0, 0, &inputs, input_entries),
             file_bytes: self.file_bytes(),
             stats: &self.stats,
             level: target,

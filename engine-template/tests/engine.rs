@@ -78,9 +78,9 @@ fn every_shape_holds_its_data_and_its_shape() {
             if s.levels.iter().any(|l| l.hot && l.entries > 0) {
                 assert!(s.filter_probes() > 0, "{name}");
             }
-            // files keep the bits per key they were built with until compaction rewrites them, so filters can
-            // run a little over M_BF while the tree grows
-            assert!(s.memory.filter_bytes as u64 <= design.filter_bytes * 3 / 2 + 512, "{name}: {:?}", s.memory);
+            // new files' bits are capped by what M_BF has left; a flush and a compaction sizing filters at the
+            // same moment can overshoot a little
+            assert!(s.memory.filter_bytes as u64 <= design.filter_bytes * 5 / 4 + 512, "{name}: {:?}", s.memory);
         }
         let held = (s.memory.buffer_bytes + s.memory.filter_bytes + s.memory.fence_bytes) as u64;
         assert!(held <= s.memory.budget_bytes + 16 * 1024, "{name}: {:?}", s.memory);
