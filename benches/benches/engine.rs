@@ -3,13 +3,16 @@
 //!
 //! `cargo bench -p cosine-benches --bench engine` (set COSINE_BENCH_ENTRIES to change the 1M).
 
+use cosine_design::{Compaction, FilterGranularity, RunStrategy};
 use cosine_engine::{Design, DesignClass, Engine, Options, SyncMode};
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
-use cosine_design::{Compaction, FilterGranularity, RunStrategy};
 use rand::{Rng, SeedableRng};
 
 fn entries() -> u64 {
-    std::env::var("COSINE_BENCH_ENTRIES").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000)
+    std::env::var("COSINE_BENCH_ENTRIES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000)
 }
 
 fn key(i: u64) -> [u8; 16] {
@@ -24,9 +27,18 @@ fn key(i: u64) -> [u8; 16] {
 fn shapes(n: u64) -> Vec<(&'static str, Design)> {
     let bits10 = n * 10 / 8;
     let all_fences = n * 64 / 30; // ~30 entries per 4 KiB block, ~64 B per fence in memory
-    let rocks = Design { block_bytes: 4096, ..Design::rocksdb_like(4 << 20, bits10, all_fences) };
-    let tiered = Design { block_bytes: 4096, ..Design::tiered(4, 4 << 20, bits10, all_fences) };
-    let btree = Design { block_bytes: 16 << 10, ..Design::wiredtiger_like(4 << 20, 16 << 10) };
+    let rocks = Design {
+        block_bytes: 4096,
+        ..Design::rocksdb_like(4 << 20, bits10, all_fences)
+    };
+    let tiered = Design {
+        block_bytes: 4096,
+        ..Design::tiered(4, 4 << 20, bits10, all_fences)
+    };
+    let btree = Design {
+        block_bytes: 16 << 10,
+        ..Design::wiredtiger_like(4 << 20, 16 << 10)
+    };
     let mut lsh = Design::rocksdb_like(16 << 20, 0, n * 24);
     lsh.size_ratio = 1000;
     lsh.hot_runs = 999;
@@ -40,12 +52,25 @@ fn shapes(n: u64) -> Vec<(&'static str, Design)> {
     hybrid.compaction = Compaction::Hybrid;
     hybrid.run_strategy = RunStrategy::Fullest;
     hybrid.class = Some(DesignClass::Hybrid);
-    vec![("rocksdb-like", rocks), ("tiered", tiered), ("btree-like", btree), ("lsh-like", lsh), ("hybrid", hybrid)]
+    vec![
+        ("rocksdb-like", rocks),
+        ("tiered", tiered),
+        ("btree-like", btree),
+        ("lsh-like", lsh),
+        ("hybrid", hybrid),
+    ]
 }
 
 fn load(design: &Design, n: u64) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
-    let e = Engine::open_with(dir.path(), design, Options { sync: SyncMode::Never }).unwrap();
+    let e = Engine::open_with(
+        dir.path(),
+        design,
+        Options {
+            sync: SyncMode::Never,
+        },
+    )
+    .unwrap();
     let value = [7u8; 100];
     for i in 0..n {
         e.put(&key(i), &value).unwrap();

@@ -22,7 +22,9 @@ fn continuum(c: &mut Criterion) {
             r.counts.vm_types,
             r.frontier.len()
         );
-        g.bench_function(format!("ycsb-a/$20000/{catalog}"), |b| b.iter(|| search(black_box(&cat), &w, &phi, &opts)));
+        g.bench_function(format!("ycsb-a/$20000/{catalog}"), |b| {
+            b.iter(|| search(black_box(&cat), &w, &phi, &opts))
+        });
     }
     g.finish();
 }

@@ -214,7 +214,10 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn err(&self, problem: impl Into<String>) -> CatalogError {
-        CatalogError::Entry { entry: self.entry.clone(), problem: problem.into() }
+        CatalogError::Entry {
+            entry: self.entry.clone(),
+            problem: problem.into(),
+        }
     }
     fn num(&self, key: &str) -> Result<f64, CatalogError> {
         match self.v.get(key).and_then(Value::as_f64) {
@@ -230,20 +233,41 @@ impl<'a> Ctx<'a> {
         }
     }
     fn str(&self, key: &str) -> Result<String, CatalogError> {
-        self.v.get(key).and_then(Value::as_str).map(str::to_string).ok_or_else(|| self.err(format!("missing string {key}")))
+        self.v
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| self.err(format!("missing string {key}")))
     }
     fn child(&self, key: &str) -> Result<Ctx<'a>, CatalogError> {
-        let v = self.v.get(key).ok_or_else(|| self.err(format!("missing {key}")))?;
-        Ok(Ctx { entry: format!("{}.{key}", self.entry), v })
+        let v = self
+            .v
+            .get(key)
+            .ok_or_else(|| self.err(format!("missing {key}")))?;
+        Ok(Ctx {
+            entry: format!("{}.{key}", self.entry),
+            v,
+        })
     }
     fn array(&self, key: &str) -> Result<Vec<Ctx<'a>>, CatalogError> {
-        let arr = self.v.get(key).and_then(Value::as_array).ok_or_else(|| self.err(format!("missing list {key}")))?;
+        let arr = self
+            .v
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.err(format!("missing list {key}")))?;
         Ok(arr
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                let name = v.get("name").or_else(|| v.get("tier")).and_then(Value::as_str).unwrap_or("");
-                Ctx { entry: format!("{}.{key}[{i}] ({name})", self.entry), v }
+                let name = v
+                    .get("name")
+                    .or_else(|| v.get("tier"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                Ctx {
+                    entry: format!("{}.{key}[{i}] ({name})", self.entry),
+                    v,
+                }
             })
             .collect())
     }
@@ -273,15 +297,25 @@ fn vm(c: &Ctx<'_>) -> Result<VmType, CatalogError> {
         hourly_usd: hourly,
         max_disk_iops: c.opt("max_uncached_disk_iops")?,
         max_disk_mibps: c.opt("max_uncached_disk_mbps")?,
-        in_paper_set: c.v.get("in_paper_set").and_then(Value::as_bool).unwrap_or(false),
+        in_paper_set: c
+            .v
+            .get("in_paper_set")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     })
 }
 
 fn bands(c: &Ctx<'_>) -> Result<Vec<(Option<f64>, f64)>, CatalogError> {
     let mut out = Vec::new();
-    if let Some(arr) = c.v.get("percent_of_monthly_usage").and_then(Value::as_array) {
+    if let Some(arr) =
+        c.v.get("percent_of_monthly_usage")
+            .and_then(Value::as_array)
+    {
         for (i, b) in arr.iter().enumerate() {
-            let bc = Ctx { entry: format!("{}.percent_of_monthly_usage[{i}]", c.entry), v: b };
+            let bc = Ctx {
+                entry: format!("{}.percent_of_monthly_usage[{i}]", c.entry),
+                v: b,
+            };
             out.push((bc.opt("up_to_usd")?, bc.num("rate")?));
         }
     }
@@ -305,7 +339,10 @@ fn support(c: &Ctx<'_>) -> Result<SupportPlan, CatalogError> {
 /// backup; the migration services; Azure Site Recovery for reliability; multi-zone instances for availability).
 pub fn parse_current(text: &str) -> Result<Catalog, CatalogError> {
     let root: Value = serde_json::from_str(text).map_err(|e| CatalogError::Json(e.to_string()))?;
-    let r = Ctx { entry: "catalog".into(), v: &root };
+    let r = Ctx {
+        entry: "catalog".into(),
+        v: &root,
+    };
     let hours = r.num("hours_per_month")?;
     if hours <= 0.0 {
         return Err(r.err("hours_per_month must be positive"));
@@ -317,7 +354,13 @@ pub fn parse_current(text: &str) -> Result<Catalog, CatalogError> {
         let mut vms = Vec::new();
         for c in p.array("vms")? {
             let v = vm(&c)?;
-            if id == "azure" && !c.v.get("premium_storage").and_then(Value::as_bool).unwrap_or(false) {
+            if id == "azure"
+                && !c
+                    .v
+                    .get("premium_storage")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+            {
                 continue;
             }
             vms.push(v);
@@ -337,17 +380,25 @@ pub fn parse_current(text: &str) -> Result<Catalog, CatalogError> {
                     baseline_iops: rule.num("baseline_iops")?,
                     iops_per_gib: rule.num("max_iops_per_gib")?,
                     max_iops: rule.num("max_iops")?,
-                    price_per_iops_month: g.num("price_per_provisioned_iops_month_above_baseline")?,
+                    price_per_iops_month: g
+                        .num("price_per_provisioned_iops_month_above_baseline")?,
                     baseline_mibps: rule.num("baseline_mibps")?,
-                    mibps_per_gib: rule.num("max_iops_per_gib")? * rule.num("mibps_per_provisioned_iops")?,
+                    mibps_per_gib: rule.num("max_iops_per_gib")?
+                        * rule.num("mibps_per_provisioned_iops")?,
                     max_mibps: rule.num("max_mibps")?,
-                    price_per_mibps_month: g.num("price_per_provisioned_mibps_month_above_baseline")?,
+                    price_per_mibps_month: g
+                        .num("price_per_provisioned_mibps_month_above_baseline")?,
                 };
-                let dms = sla_c.find("db_migration", "AWS DMS replication instance dms.t2.micro (single-AZ)")?;
+                let dms = sla_c.find(
+                    "db_migration",
+                    "AWS DMS replication instance dms.t2.micro (single-AZ)",
+                )?;
                 let sla = SlaPrices {
                     migration_per_gb: 0.0,
                     migration_monthly_usd: dms.num("hourly_usd")? * hours,
-                    backup_per_gb_month: sla_c.find("backup", "EBS snapshot (standard tier)")?.num("price_per_gb_month")?,
+                    backup_per_gb_month: sla_c
+                        .find("backup", "EBS snapshot (standard tier)")?
+                        .num("price_per_gb_month")?,
                     support: support(&sla_c.find("support_plans", "Business")?)?,
                     reliability_per_instance: None,
                     availability_min_instances: 2,
@@ -373,8 +424,16 @@ pub fn parse_current(text: &str) -> Result<Catalog, CatalogError> {
                 };
                 let sla = SlaPrices {
                     migration_per_gb: 0.0,
-                    migration_monthly_usd: sla_c.array("db_migration")?.first().map(|c| c.opt("monthly_usd")).transpose()?.flatten().unwrap_or(0.0),
-                    backup_per_gb_month: sla_c.find("backup", "PD snapshot (regional)")?.num("price_per_gb_month")?,
+                    migration_monthly_usd: sla_c
+                        .array("db_migration")?
+                        .first()
+                        .map(|c| c.opt("monthly_usd"))
+                        .transpose()?
+                        .flatten()
+                        .unwrap_or(0.0),
+                    backup_per_gb_month: sla_c
+                        .find("backup", "PD snapshot (regional)")?
+                        .num("price_per_gb_month")?,
                     support: support(&sla_c.find("support_plans", "Enhanced (from 2024-11-01)")?)?,
                     reliability_per_instance: None,
                     availability_min_instances: 2,
@@ -404,13 +463,21 @@ pub fn parse_current(text: &str) -> Result<Catalog, CatalogError> {
                 let sla = SlaPrices {
                     migration_per_gb: 0.0,
                     migration_monthly_usd: 0.0,
-                    backup_per_gb_month: sla_c.find("backup", "Azure Backup storage GRS")?.num("price_per_gb_month")?,
+                    backup_per_gb_month: sla_c
+                        .find("backup", "Azure Backup storage GRS")?
+                        .num("price_per_gb_month")?,
                     support: support(&sla_c.find("support_plans", "Standard")?)?,
                     reliability_per_instance: Some(asr.num("monthly_usd_per_instance")?),
                     availability_min_instances: 2,
                     availability_percent: 99.99,
                 };
-                (Storage::Slabs { name: "premium-ssd-lrs".into(), slabs }, sla)
+                (
+                    Storage::Slabs {
+                        name: "premium-ssd-lrs".into(),
+                        slabs,
+                    },
+                    sla,
+                )
             }
         };
         out.push(Provider {
@@ -424,7 +491,12 @@ pub fn parse_current(text: &str) -> Result<Catalog, CatalogError> {
             sla,
         });
     }
-    Ok(Catalog { name: "current".into(), as_of: r.str("as_of").unwrap_or_default(), hours_per_month: hours, providers: out })
+    Ok(Catalog {
+        name: "current".into(),
+        as_of: r.str("as_of").unwrap_or_default(),
+        hours_per_month: hours,
+        providers: out,
+    })
 }
 
 /// The price set the Cosine authors used (MODEL.md §6.3): six AWS r5d, seven GCP n1-highmem (1-year commit
@@ -441,18 +513,41 @@ pub fn paper() -> Catalog {
         max_disk_mibps: None,
         in_paper_set: true,
     };
-    let aws_vms = [("large", 16.0, 0.091, 2), ("xlarge", 32.0, 0.182, 4), ("2xlarge", 64.0, 0.364, 8), ("4xlarge", 128.0, 0.727, 16), ("12xlarge", 384.0, 2.181, 48), ("24xlarge", 768.0, 4.362, 96)]
-        .iter()
-        .map(|(n, g, p, c)| vm(&format!("r5d.{n}"), "r5d", *g, *p, *c))
-        .collect();
-    let gcp_vms = [(2, 13.0, 0.0745), (4, 26.0, 0.1491), (8, 52.0, 0.2981), (16, 104.0, 0.5962), (32, 208.0, 1.1924), (64, 416.0, 2.3849), (96, 624.0, 3.5773)]
-        .iter()
-        .map(|(c, g, p)| vm(&format!("n1-highmem-{c}"), "n1-highmem", *g, *p, *c))
-        .collect();
-    let azure_vms = [(2, 16.0, 0.0782), (4, 32.0, 0.1564), (8, 64.0, 0.3128), (16, 128.0, 0.6256), (20, 160.0, 0.7409), (32, 256.0, 1.2512), (64, 512.0, 2.5024)]
-        .iter()
-        .map(|(c, g, p)| vm(&format!("E{c}_v3"), "Ev3", *g, *p, *c))
-        .collect();
+    let aws_vms = [
+        ("large", 16.0, 0.091, 2),
+        ("xlarge", 32.0, 0.182, 4),
+        ("2xlarge", 64.0, 0.364, 8),
+        ("4xlarge", 128.0, 0.727, 16),
+        ("12xlarge", 384.0, 2.181, 48),
+        ("24xlarge", 768.0, 4.362, 96),
+    ]
+    .iter()
+    .map(|(n, g, p, c)| vm(&format!("r5d.{n}"), "r5d", *g, *p, *c))
+    .collect();
+    let gcp_vms = [
+        (2, 13.0, 0.0745),
+        (4, 26.0, 0.1491),
+        (8, 52.0, 0.2981),
+        (16, 104.0, 0.5962),
+        (32, 208.0, 1.1924),
+        (64, 416.0, 2.3849),
+        (96, 624.0, 3.5773),
+    ]
+    .iter()
+    .map(|(c, g, p)| vm(&format!("n1-highmem-{c}"), "n1-highmem", *g, *p, *c))
+    .collect();
+    let azure_vms = [
+        (2, 16.0, 0.0782),
+        (4, 32.0, 0.1564),
+        (8, 64.0, 0.3128),
+        (16, 128.0, 0.6256),
+        (20, 160.0, 0.7409),
+        (32, 256.0, 1.2512),
+        (64, 512.0, 2.5024),
+    ]
+    .iter()
+    .map(|(c, g, p)| vm(&format!("E{c}_v3"), "Ev3", *g, *p, *c))
+    .collect();
     let per_gb = |price: f64, free: f64| Storage::PerGb {
         name: "paper".into(),
         price_per_gb_month: price,
@@ -466,11 +561,25 @@ pub fn paper() -> Catalog {
         max_mibps: f64::INFINITY,
         price_per_mibps_month: 0.0,
     };
-    let slabs = [(32.0, 120.0, 5.28), (64.0, 240.0, 10.21), (128.0, 500.0, 19.71), (256.0, 1100.0, 38.02), (512.0, 2300.0, 73.22), (2000.0, 5000.0, 135.17), (f64::INFINITY, 7500.0, 259.05)]
-        .iter()
-        .enumerate()
-        .map(|(i, (g, iops, usd))| Slab { tier: format!("slab{i}"), size_gib: *g, iops: *iops, mibps: f64::INFINITY, monthly_usd: *usd })
-        .collect();
+    let slabs = [
+        (32.0, 120.0, 5.28),
+        (64.0, 240.0, 10.21),
+        (128.0, 500.0, 19.71),
+        (256.0, 1100.0, 38.02),
+        (512.0, 2300.0, 73.22),
+        (2000.0, 5000.0, 135.17),
+        (f64::INFINITY, 7500.0, 259.05),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (g, iops, usd))| Slab {
+        tier: format!("slab{i}"),
+        size_gib: *g,
+        iops: *iops,
+        mibps: f64::INFINITY,
+        monthly_usd: *usd,
+    })
+    .collect();
     let plan = |per_instance: f64, fixed: f64, per_type: Vec<f64>| SupportPlan {
         name: "devops (paper)".into(),
         monthly_minimum_usd: 0.0,
@@ -501,7 +610,10 @@ pub fn paper() -> Catalog {
                 vms: aws_vms,
                 storage: per_gb(0.1, 75.0),
                 storage_per_vm: false,
-                paper_iops: Some(PaperIops::Bandwidth { mb_per_s: 3500.0, cap: 15000.0 }),
+                paper_iops: Some(PaperIops::Bandwidth {
+                    mb_per_s: 3500.0,
+                    cap: 15000.0,
+                }),
                 sla: sla(0.115, 0.05, plan(0.02, 0.0, Vec::new())),
             },
             Provider {
@@ -511,7 +623,11 @@ pub fn paper() -> Catalog {
                 vms: gcp_vms,
                 storage: per_gb(0.17, 0.0),
                 storage_per_vm: false,
-                paper_iops: Some(PaperIops::ReadWriteMix { read_mb_per_s: 720.0, write_mb_per_s: 160.0, cap: 30000.0 }),
+                paper_iops: Some(PaperIops::ReadWriteMix {
+                    read_mb_per_s: 720.0,
+                    write_mb_per_s: 160.0,
+                    cap: 30000.0,
+                }),
                 sla: sla(0.17, 0.17, plan(0.0, 0.0, gcp_devops)),
             },
             Provider {
@@ -519,7 +635,10 @@ pub fn paper() -> Catalog {
                 region: "paper".into(),
                 block_bytes: 8 * 1024,
                 vms: azure_vms,
-                storage: Storage::Slabs { name: "paper slabs".into(), slabs },
+                storage: Storage::Slabs {
+                    name: "paper slabs".into(),
+                    slabs,
+                },
                 storage_per_vm: false,
                 paper_iops: None,
                 sla: sla(0.17, 0.0448, plan(0.0, 6.0, Vec::new())),
@@ -534,7 +653,8 @@ pub fn load(spec: &str) -> Result<Catalog, CatalogError> {
         "current" | "" => parse_current(EMBEDDED_JSON),
         "paper" => Ok(paper()),
         path => {
-            let text = std::fs::read_to_string(path).map_err(|e| CatalogError::Io(path.into(), e.to_string()))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CatalogError::Io(path.into(), e.to_string()))?;
             parse_current(&text)
         }
     }

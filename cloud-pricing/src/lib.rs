@@ -8,7 +8,9 @@
 pub mod catalog;
 pub mod pricing;
 
-pub use catalog::{load, paper, parse_current, Catalog, CatalogError, Provider, SlaPrices, Storage, VmType};
+pub use catalog::{
+    load, paper, parse_current, Catalog, CatalogError, Provider, SlaPrices, Storage, VmType,
+};
 pub use pricing::{quote, volume, PricingError, Quote, Sla, VolumeQuote};
 
 #[cfg(test)]
@@ -29,19 +31,35 @@ mod tests {
         for p in &c.providers {
             assert!(p.vms.len() >= 6, "{}", p.id);
         }
-        let r5 = provider(&c, "aws").vms.iter().find(|v| v.name == "r5.large").unwrap();
+        let r5 = provider(&c, "aws")
+            .vms
+            .iter()
+            .find(|v| v.name == "r5.large")
+            .unwrap();
         assert_eq!((r5.vcpus, r5.memory_gib(), r5.hourly_usd), (2, 16.0, 0.126));
         // Azure keeps only VMs that take premium SSD
-        assert!(provider(&c, "azure").vms.iter().all(|v| v.name.contains("s_v")), "premium-storage sizes only");
+        assert!(
+            provider(&c, "azure")
+                .vms
+                .iter()
+                .all(|v| v.name.contains("s_v")),
+            "premium-storage sizes only"
+        );
     }
 
     #[test]
     fn bad_entries_are_named() {
         let text = EMBEDDED.replacen("\"hourly_usd\": 0.126", "\"hourly_usd\": -1", 1);
         let err = parse_current(&text).unwrap_err().to_string();
-        assert!(err.contains("providers.aws.vms[0] (r5.large)") && err.contains("hourly_usd"), "{err}");
+        assert!(
+            err.contains("providers.aws.vms[0] (r5.large)") && err.contains("hourly_usd"),
+            "{err}"
+        );
         assert!(matches!(parse_current("{"), Err(CatalogError::Json(_))));
-        assert!(matches!(load("/nonexistent.json"), Err(CatalogError::Io(..))));
+        assert!(matches!(
+            load("/nonexistent.json"),
+            Err(CatalogError::Io(..))
+        ));
     }
 
     const EMBEDDED: &str = catalog::EMBEDDED_JSON;
@@ -51,10 +69,22 @@ mod tests {
         // MODEL.md §10.1: 21 × r5d.12xlarge for FASTER on 10^12 × 128 B: $32,976.72 + $11,913.43 = $44,890.15
         let c = paper();
         let aws = provider(&c, "aws");
-        let i = aws.vms.iter().position(|v| v.name == "r5d.12xlarge").unwrap();
+        let i = aws
+            .vms
+            .iter()
+            .position(|v| v.name == "r5d.12xlarge")
+            .unwrap();
         let q = quote(&c, aws, &[(i, 21)], 1e12 * 128.0, 0.5, 0.5, &[]).unwrap();
-        assert!((q.compute_usd - 32_976.72).abs() < 0.01, "{}", q.compute_usd);
-        assert!((q.storage_usd - 11_913.43).abs() < 0.01, "{}", q.storage_usd);
+        assert!(
+            (q.compute_usd - 32_976.72).abs() < 0.01,
+            "{}",
+            q.compute_usd
+        );
+        assert!(
+            (q.storage_usd - 11_913.43).abs() < 0.01,
+            "{}",
+            q.storage_usd
+        );
         assert!((q.total_usd - 44_890.15).abs() < 0.02);
         // RocksDB's minimum: 4 × r5d.12xlarge = $6,281.28 + $11,913.43 = $18,194.71
         let q = quote(&c, aws, &[(i, 4)], 1e12 * 128.0, 0.5, 0.5, &[]).unwrap();
@@ -66,10 +96,18 @@ mod tests {
         let c = paper();
         let aws = provider(&c, "aws");
         let q = quote(&c, aws, &[(0, 1)], 1e9, 0.5, 0.5, &[]).unwrap();
-        assert!((q.iops_per_vm[0] - 13_351.44).abs() < 0.01, "{}", q.iops_per_vm[0]);
+        assert!(
+            (q.iops_per_vm[0] - 13_351.44).abs() < 0.01,
+            "{}",
+            q.iops_per_vm[0]
+        );
         let gcp = provider(&c, "gcp");
         let q = quote(&c, gcp, &[(0, 1)], 1e9, 0.5, 0.5, &[]).unwrap();
-        assert!((q.iops_per_vm[0] - 26_855.47).abs() < 0.01, "{}", q.iops_per_vm[0]);
+        assert!(
+            (q.iops_per_vm[0] - 26_855.47).abs() < 0.01,
+            "{}",
+            q.iops_per_vm[0]
+        );
         // Azure: 119,209 GiB of data is the top slab, 7,500 IOPS at $259.05
         let azure = provider(&c, "azure");
         let q = quote(&c, azure, &[(0, 1)], 119_209.3 * GIB, 0.5, 0.5, &[]).unwrap();
@@ -82,7 +120,11 @@ mod tests {
         // gp3: 100 GiB, provisioned to 16,000 IOPS (capped at 500/GiB → 16,000) and 1,000 MiB/s
         let v = volume(provider(&c, "aws"), 100.0 * GIB);
         assert_eq!(v.iops, 16_000.0);
-        assert!((v.monthly_usd - (100.0 * 0.08 + 13_000.0 * 0.005 + 875.0 * 0.04)).abs() < 1e-9, "{}", v.monthly_usd);
+        assert!(
+            (v.monthly_usd - (100.0 * 0.08 + 13_000.0 * 0.005 + 875.0 * 0.04)).abs() < 1e-9,
+            "{}",
+            v.monthly_usd
+        );
         // pd-ssd: 30 IOPS per GiB
         let v = volume(provider(&c, "gcp"), 100.0 * GIB);
         assert_eq!(v.iops, 3000.0);
@@ -99,12 +141,31 @@ mod tests {
         let c = load("current").unwrap();
         let aws = provider(&c, "aws");
         let base = quote(&c, aws, &[(0, 2)], 100.0 * GIB, 0.5, 0.5, &[]).unwrap();
-        let with = quote(&c, aws, &[(0, 2)], 100.0 * GIB, 0.5, 0.5, &[Sla::Backup, Sla::Support, Sla::Availability]).unwrap();
+        let with = quote(
+            &c,
+            aws,
+            &[(0, 2)],
+            100.0 * GIB,
+            0.5,
+            0.5,
+            &[Sla::Backup, Sla::Support, Sla::Availability],
+        )
+        .unwrap();
         // backup $0.05/GB-month on 100 GB, Business support: max($100, 10% of spend)
         let spend = base.compute_usd + base.storage_usd;
-        assert!((with.sla_usd - (5.0 + (0.1 * spend).max(100.0))).abs() < 1e-6, "{}", with.sla_usd);
-        assert!(matches!(quote(&c, aws, &[(0, 1)], 1e9, 0.5, 0.5, &[Sla::Availability]), Err(PricingError::TooFewInstances { .. })));
-        assert!(matches!(quote(&c, aws, &[(0, 1)], 1e9, 0.5, 0.5, &[Sla::Reliability]), Err(PricingError::Unavailable { .. })));
+        assert!(
+            (with.sla_usd - (5.0 + (0.1 * spend).max(100.0))).abs() < 1e-6,
+            "{}",
+            with.sla_usd
+        );
+        assert!(matches!(
+            quote(&c, aws, &[(0, 1)], 1e9, 0.5, 0.5, &[Sla::Availability]),
+            Err(PricingError::TooFewInstances { .. })
+        ));
+        assert!(matches!(
+            quote(&c, aws, &[(0, 1)], 1e9, 0.5, 0.5, &[Sla::Reliability]),
+            Err(PricingError::Unavailable { .. })
+        ));
         let azure = provider(&c, "azure");
         let q = quote(&c, azure, &[(0, 3)], 1e9, 0.5, 0.5, &[Sla::Reliability]).unwrap();
         assert_eq!(q.sla_usd, 75.0);

@@ -92,20 +92,45 @@ pub fn volume(provider: &Provider, data_bytes: f64) -> VolumeQuote {
         } => {
             let iops = max_iops.min(baseline_iops.max(iops_per_gib * gib));
             let mibps = max_mibps.min(baseline_mibps.max(mibps_per_gib * gib));
-            let extra_iops = if baseline_iops.is_finite() { (iops - baseline_iops).max(0.0) } else { 0.0 };
-            let extra_mibps = if baseline_mibps.is_finite() { (mibps - baseline_mibps).max(0.0) } else { 0.0 };
+            let extra_iops = if baseline_iops.is_finite() {
+                (iops - baseline_iops).max(0.0)
+            } else {
+                0.0
+            };
+            let extra_mibps = if baseline_mibps.is_finite() {
+                (mibps - baseline_mibps).max(0.0)
+            } else {
+                0.0
+            };
             let monthly = (gib - free_gb).max(0.0) * price_per_gb_month
                 + extra_iops * price_per_iops_month
                 + extra_mibps * price_per_mibps_month;
-            VolumeQuote { size_gib: gib, monthly_usd: monthly, iops, mibps }
+            VolumeQuote {
+                size_gib: gib,
+                monthly_usd: monthly,
+                iops,
+                mibps,
+            }
         }
         Storage::Slabs { slabs, .. } => match slabs.iter().find(|s| s.size_gib >= gib) {
-            Some(s) => VolumeQuote { size_gib: s.size_gib, monthly_usd: s.monthly_usd, iops: s.iops, mibps: s.mibps },
+            Some(s) => VolumeQuote {
+                size_gib: s.size_gib,
+                monthly_usd: s.monthly_usd,
+                iops: s.iops,
+                mibps: s.mibps,
+            },
             None => {
                 // beyond the largest priced tier: stripe over several of them
-                let top = slabs.last().expect("catalog validation keeps at least one tier");
+                let top = slabs
+                    .last()
+                    .expect("catalog validation keeps at least one tier");
                 let k = (gib / top.size_gib).ceil();
-                VolumeQuote { size_gib: k * top.size_gib, monthly_usd: k * top.monthly_usd, iops: k * top.iops, mibps: k * top.mibps }
+                VolumeQuote {
+                    size_gib: k * top.size_gib,
+                    monthly_usd: k * top.monthly_usd,
+                    iops: k * top.iops,
+                    mibps: k * top.mibps,
+                }
             }
         },
     }
@@ -140,8 +165,14 @@ pub fn quote(
 ) -> Result<Quote, PricingError> {
     let hours = catalog.hours_per_month;
     let instances: u32 = counts.iter().map(|c| c.1).sum();
-    let total_mem: f64 = counts.iter().map(|&(i, c)| provider.vms[i].memory_bytes as f64 * c as f64).sum();
-    let compute: f64 = counts.iter().map(|&(i, c)| provider.vms[i].hourly_usd * hours * c as f64).sum();
+    let total_mem: f64 = counts
+        .iter()
+        .map(|&(i, c)| provider.vms[i].memory_bytes as f64 * c as f64)
+        .sum();
+    let compute: f64 = counts
+        .iter()
+        .map(|&(i, c)| provider.vms[i].hourly_usd * hours * c as f64)
+        .sum();
     let block = provider.block_bytes as f64;
     let mut storage = 0.0;
     let mut iops_per_vm = Vec::with_capacity(counts.len());
@@ -165,7 +196,11 @@ pub fn quote(
         storage = v.monthly_usd;
         let iops = match provider.paper_iops {
             Some(PaperIops::Bandwidth { mb_per_s, cap }) => cap.min(mb_per_s * 1e6 / block),
-            Some(PaperIops::ReadWriteMix { read_mb_per_s, write_mb_per_s, cap }) => {
+            Some(PaperIops::ReadWriteMix {
+                read_mb_per_s,
+                write_mb_per_s,
+                cap,
+            }) => {
                 cap.min((read_share * read_mb_per_s + write_share * write_mb_per_s) * 1e6 / block)
             }
             None => v.iops,
@@ -190,8 +225,10 @@ pub fn quote(
                     }
                     lower = top;
                 }
-                let per_type: f64 =
-                    counts.iter().map(|&(i, c)| p.support.per_type_usd.get(i).copied().unwrap_or(0.0) * c as f64).sum();
+                let per_type: f64 = counts
+                    .iter()
+                    .map(|&(i, c)| p.support.per_type_usd.get(i).copied().unwrap_or(0.0) * c as f64)
+                    .sum();
                 banded.max(p.support.monthly_minimum_usd)
                     + p.support.monthly_fixed_usd
                     + p.support.per_instance_usd * instances as f64
@@ -199,15 +236,28 @@ pub fn quote(
             }
             Sla::Reliability => match p.reliability_per_instance {
                 Some(x) => x * instances as f64,
-                None => return Err(PricingError::Unavailable { provider: provider.id.clone(), sla: *s }),
+                None => {
+                    return Err(PricingError::Unavailable {
+                        provider: provider.id.clone(),
+                        sla: *s,
+                    })
+                }
             },
             Sla::Availability => {
                 if instances < p.availability_min_instances {
-                    return Err(PricingError::TooFewInstances { needed: p.availability_min_instances });
+                    return Err(PricingError::TooFewInstances {
+                        needed: p.availability_min_instances,
+                    });
                 }
                 0.0
             }
         };
     }
-    Ok(Quote { compute_usd: compute, storage_usd: storage, sla_usd: sla, total_usd: compute + storage + sla, iops_per_vm })
+    Ok(Quote {
+        compute_usd: compute,
+        storage_usd: storage,
+        sla_usd: sla,
+        total_usd: compute + storage + sla,
+        iops_per_vm,
+    })
 }

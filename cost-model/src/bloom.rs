@@ -59,7 +59,10 @@ pub fn fluid_r_low_memory(bits_per_entry: f64, t: f64, k: f64, z: f64) -> (f64, 
         return (f64::INFINITY, u32::MAX);
     }
     let y = ((x / bits_per_entry).ln() / t.ln()).ceil().max(0.0) as u32;
-    (fluid_r(bits_per_entry * t.powi(y as i32), t, k, z) + y as f64 * z, y)
+    (
+        fluid_r(bits_per_entry * t.powi(y as i32), t, k, z) + y as f64 * z,
+        y,
+    )
 }
 
 /// One group of equal runs for the allocator: `runs` runs of `entries` keys each.
@@ -76,7 +79,9 @@ pub struct RunGroup {
 /// proportional to run size; runs too large for the memory get no filter), which covers the low-memory regime
 /// without a separate formula. Returns one FPR per group.
 pub fn monkey_allocate(groups: &[RunGroup], total_bits: f64) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].entries > 0.0 && groups[i].runs > 0.0).collect();
+    let mut order: Vec<usize> = (0..groups.len())
+        .filter(|&i| groups[i].entries > 0.0 && groups[i].runs > 0.0)
+        .collect();
     order.sort_by(|&a, &b| groups[a].entries.total_cmp(&groups[b].entries));
     let mut fprs = vec![1.0; groups.len()];
     if total_bits <= 0.0 {
@@ -86,8 +91,14 @@ pub fn monkey_allocate(groups: &[RunGroup], total_bits: f64) -> Vec<f64> {
     let mut m = order.len();
     while m > 0 {
         let set = &order[..m];
-        let weight: f64 = set.iter().map(|&i| groups[i].runs * groups[i].entries).sum();
-        let weighted_ln: f64 = set.iter().map(|&i| groups[i].runs * groups[i].entries * groups[i].entries.ln()).sum();
+        let weight: f64 = set
+            .iter()
+            .map(|&i| groups[i].runs * groups[i].entries)
+            .sum();
+        let weighted_ln: f64 = set
+            .iter()
+            .map(|&i| groups[i].runs * groups[i].entries * groups[i].entries.ln())
+            .sum();
         let ln_lambda = -(total_bits * LN2_SQ + weighted_ln) / weight;
         let largest = groups[set[m - 1]].entries;
         if ln_lambda + largest.ln() < 0.0 {
@@ -103,7 +114,10 @@ pub fn monkey_allocate(groups: &[RunGroup], total_bits: f64) -> Vec<f64> {
 
 /// Bits per key for each group under Monkey's allocation (what the engine's filter crate builds with).
 pub fn monkey_bits_per_key(groups: &[RunGroup], total_bits: f64) -> Vec<f64> {
-    monkey_allocate(groups, total_bits).into_iter().map(bits_for_fpr).collect()
+    monkey_allocate(groups, total_bits)
+        .into_iter()
+        .map(bits_for_fpr)
+        .collect()
 }
 
 /// Sum of FPRs over all runs (R) for an allocation.
@@ -121,7 +135,10 @@ mod tests {
         (1..=l)
             .map(|i| {
                 let runs = if i == l { z } else { k };
-                RunGroup { entries: n * t.powi(i as i32) / total / runs, runs }
+                RunGroup {
+                    entries: n * t.powi(i as i32) / total / runs,
+                    runs,
+                }
             })
             .collect()
     }
@@ -141,7 +158,11 @@ mod tests {
         let g = levels(10.0, 6, 1.0, 1.0, 1e8);
         let bits = 10.0 * 1e8;
         let p = monkey_allocate(&g, bits);
-        let spent: f64 = g.iter().zip(&p).map(|(g, p)| g.runs * g.entries * bits_for_fpr(*p)).sum();
+        let spent: f64 = g
+            .iter()
+            .zip(&p)
+            .map(|(g, p)| g.runs * g.entries * bits_for_fpr(*p))
+            .sum();
         assert!((spent - bits).abs() / bits < 1e-9);
         // FPR proportional to run size (Monkey's insight)
         for w in p.windows(2) {
@@ -151,12 +172,20 @@ mod tests {
 
     #[test]
     fn closed_forms_match_the_exact_allocator_with_many_levels() {
-        for (t, k, z) in [(10.0, 1.0, 1.0), (4.0, 3.0, 3.0), (8.0, 7.0, 1.0), (5.0, 2.0, 3.0)] {
+        for (t, k, z) in [
+            (10.0, 1.0, 1.0),
+            (4.0, 3.0, 3.0),
+            (8.0, 7.0, 1.0),
+            (5.0, 2.0, 3.0),
+        ] {
             let g = levels(t, 14, k, z, 1e12);
             let p = monkey_allocate(&g, 10.0 * 1e12);
             let exact = fpr_sum(&g, &p);
             let closed = fluid_r(10.0, t, k, z);
-            assert!((exact - closed).abs() / closed < 0.02, "T={t} K={k} Z={z}: {exact} vs {closed}");
+            assert!(
+                (exact - closed).abs() / closed < 0.02,
+                "T={t} K={k} Z={z}: {exact} vs {closed}"
+            );
         }
         assert!((fluid_r(7.0, 10.0, 1.0, 1.0) - monkey_leveling_r(7.0, 10.0)).abs() < 1e-15);
         assert!((fluid_r(7.0, 6.0, 5.0, 5.0) / monkey_tiering_r(7.0, 6.0) - 1.0).abs() < 1e-12);

@@ -116,14 +116,18 @@ impl Default for PhiLibrary {
         entries.insert("rocksdb".into(), PhiEntry::grouped(0.9609, 0.8017, true));
         entries.insert("faster".into(), PhiEntry::grouped(0.9922, 0.9761, false));
         entries.insert("wiredtiger".into(), PhiEntry::grouped(0.94, 0.25, false));
-        PhiLibrary { machine: "Cosine authors' reference values (cloud-demo-2021)".into(), entries }
+        PhiLibrary {
+            machine: "Cosine authors' reference values (cloud-demo-2021)".into(),
+            entries,
+        }
     }
 }
 
 impl PhiLibrary {
     /// Parses and validates a φ library (every value in [0, 1], every design class present).
     pub fn from_json(text: &str) -> Result<Self, PhiError> {
-        let lib: PhiLibrary = serde_json::from_str(text).map_err(|e| PhiError::Malformed(e.to_string()))?;
+        let lib: PhiLibrary =
+            serde_json::from_str(text).map_err(|e| PhiError::Malformed(e.to_string()))?;
         for (name, e) in &lib.entries {
             for (op, v) in [
                 ("lookup", e.lookup),
@@ -133,7 +137,11 @@ impl PhiLibrary {
                 ("range", e.range),
             ] {
                 if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-                    return Err(PhiError::Range { entry: name.clone(), op, value: v });
+                    return Err(PhiError::Range {
+                        entry: name.clone(),
+                        op,
+                        value: v,
+                    });
                 }
             }
         }
@@ -166,8 +174,14 @@ mod tests {
     #[test]
     fn paper_phi_for_half_lookups_half_inserts() {
         // MODEL.md §10.1: 0.5·0.9647 + 0.5·0.797 = 0.88085, g(2) = 1.7871, g(16) = 5.740, g(96) = 7.793
-        let mix = OperationMix { lookup: 0.5, insert: 0.5, ..Default::default() };
-        let phi = PhiLibrary::default().class(DesignClass::Lsm).workload_phi(&mix);
+        let mix = OperationMix {
+            lookup: 0.5,
+            insert: 0.5,
+            ..Default::default()
+        };
+        let phi = PhiLibrary::default()
+            .class(DesignClass::Lsm)
+            .workload_phi(&mix);
         assert!((phi - 0.88085).abs() < 1e-12);
         assert!((speedup(phi, 2.0) - 1.7871).abs() < 5e-5);
         assert!((speedup(phi, 16.0) - 5.740).abs() < 5e-4);
@@ -190,7 +204,10 @@ mod tests {
         let text = serde_json::to_string(&lib).unwrap();
         assert_eq!(PhiLibrary::from_json(&text).unwrap(), lib);
         let bad = text.replace("0.9647", "1.9647");
-        assert!(matches!(PhiLibrary::from_json(&bad), Err(PhiError::Range { .. })));
+        assert!(matches!(
+            PhiLibrary::from_json(&bad),
+            Err(PhiError::Range { .. })
+        ));
     }
 
     #[test]

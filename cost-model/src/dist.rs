@@ -36,7 +36,11 @@ pub struct Calibration {
 
 impl Default for Calibration {
     fn default() -> Self {
-        Calibration { lsh_lookup_scale: 1.8, lsh_insert_scale: 1.5, btree_read_discount: 0.1 }
+        Calibration {
+            lsh_lookup_scale: 1.8,
+            lsh_insert_scale: 1.5,
+            btree_read_discount: 0.1,
+        }
     }
 }
 
@@ -57,7 +61,10 @@ impl DistributionAware {
 
     /// The model with the reference code's arithmetic.
     pub fn reference() -> Self {
-        DistributionAware { quirks: ReferenceQuirks::ALL, calibration: Calibration::default() }
+        DistributionAware {
+            quirks: ReferenceQuirks::ALL,
+            calibration: Calibration::default(),
+        }
     }
 }
 
@@ -98,23 +105,44 @@ impl Tree {
 }
 
 /// R as the reference code computes it (closed form with T^Y in the exponent).
-fn closed_form_r(filter_bytes: f64, n: f64, t: f64, k: f64, z: f64, y: u32, q: &ReferenceQuirks) -> f64 {
+fn closed_form_r(
+    filter_bytes: f64,
+    n: f64,
+    t: f64,
+    k: f64,
+    z: f64,
+    y: u32,
+    q: &ReferenceQuirks,
+) -> f64 {
     let ln2 = q.ln2();
     let (k_exp, t_exp) = if q.integer_exponents {
         (0.0, ((t as i64) / ((t as i64) - 1)) as f64)
     } else {
         (1.0 / t, t / (t - 1.0))
     };
-    (-(8.0 * filter_bytes / n) * ln2 * ln2 * t.powi(y as i32)).exp() * z.powf((t - 1.0) / t) * k.powf(k_exp) * t.powf(t_exp)
+    (-(8.0 * filter_bytes / n) * ln2 * ln2 * t.powi(y as i32)).exp()
+        * z.powf((t - 1.0) / t)
+        * k.powf(k_exp)
+        * t.powf(t_exp)
         / (t - 1.0)
 }
 
-fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, class_hint_btree: bool) -> (Tree, f64, f64) {
+fn build_tree(
+    design: &Design,
+    shape: &DataShape,
+    quirks: &ReferenceQuirks,
+    class_hint_btree: bool,
+) -> (Tree, f64, f64) {
     let t = design.size_ratio as f64;
     let k = design.hot_runs as f64;
     let z = design.cold_runs as f64;
     let eb = design.buffer_bytes as f64 / shape.entry_bytes;
-    let l = layout::level_count(shape.effective_entries, shape.entry_bytes, design.buffer_bytes as f64, t);
+    let l = layout::level_count(
+        shape.effective_entries,
+        shape.entry_bytes,
+        design.buffer_bytes as f64,
+        t,
+    );
     let (mut y, fence_bytes, filter_bytes) = if quirks.fence_sum_bug {
         let split = layout::memory_split(
             (design.filter_bytes + design.fence_bytes) as f64,
@@ -131,7 +159,11 @@ fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, clas
         let y = layout::cold_levels_for_fences(design.fence_bytes as f64, l, t, shape);
         (y, design.fence_bytes as f64, design.filter_bytes as f64)
     };
-    let filter_bytes = if design.filter_bytes == 0 { 0.0 } else { filter_bytes };
+    let filter_bytes = if design.filter_bytes == 0 {
+        0.0
+    } else {
+        filter_bytes
+    };
     if quirks.btree_discount && class_hint_btree {
         y = l;
     }
@@ -157,7 +189,11 @@ fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, clas
     } else if quirks.closed_form_fpr {
         let r = closed_form_r(filter_bytes, shape.entries, t, k, z, y, quirks);
         for i in 1..=h {
-            let p = if i < h { r * (t - 1.0) / (t * k * t.powi((h - i) as i32)) } else { r * (t - 1.0) / (t * z) };
+            let p = if i < h {
+                r * (t - 1.0) / (t * k * t.powi((h - i) as i32))
+            } else {
+                r * (t - 1.0) / (t * z)
+            };
             fpr[i as usize] = if quirks.unclamped_fpr { p } else { p.min(1.0) };
         }
         fpr_sum = if quirks.unclamped_fpr {
@@ -170,7 +206,10 @@ fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, clas
             .map(|i| {
                 let runs_i = if i < h { k } else { z };
                 let data = shape.effective_entries * layout::data_share(i, l, t);
-                RunGroup { entries: data / runs_i, runs: runs_i }
+                RunGroup {
+                    entries: data / runs_i,
+                    runs: runs_i,
+                }
             })
             .collect();
         let p = bloom::monkey_allocate(&groups, 8.0 * filter_bytes);
@@ -179,7 +218,23 @@ fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, clas
         }
         fpr_sum = bloom::fpr_sum(&groups, &p);
     }
-    (Tree { t, k, z, eb, b: shape.entries_per_block, l, y, runs, run_entries, fpr, fpr_sum }, filter_bytes, fence_bytes)
+    (
+        Tree {
+            t,
+            k,
+            z,
+            eb,
+            b: shape.entries_per_block,
+            l,
+            y,
+            runs,
+            run_entries,
+            fpr,
+            fpr_sum,
+        },
+        filter_bytes,
+        fence_bytes,
+    )
 }
 
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
@@ -187,7 +242,9 @@ fn build_tree(design: &Design, shape: &DataShape, quirks: &ReferenceQuirks, clas
 fn lookup_cost(tree: &Tree, part: &KeyPart) -> Option<f64> {
     let l = tree.l as usize;
     // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1.
-    let la: Vec<f64> = (0..=l).map(|i| (-KeySpace::alpha(part, tree.run_entries[i])).ln_1p()).collect();
+    let la: Vec<f64> = (0..=l)
+        .map(|i| (-KeySpace::alpha(part, tree.run_entries[i])).ln_1p())
+        .collect();
     // prefix[i] = Σ_{h=1}^{i−1} runs_h ln ā_h ; suffix[i] = Σ_{h=i+1}^{L} runs_h ln ā_h
     let mut prefix = vec![0.0; l + 2];
     for i in 1..=l {
@@ -225,13 +282,26 @@ fn fill_writes(tree: &Tree, keys: &KeySpace, parts: &[KeyPart], i: i32) -> f64 {
     let (n, m, wc) = if i == 0 {
         (tree.eb, 1.0, tree.eb)
     } else {
-        (tree.eb * tree.t.powi(i) / tree.k, tree.k, tree.eb * tree.t.powi(i))
+        (
+            tree.eb * tree.t.powi(i) / tree.k,
+            tree.k,
+            tree.eb * tree.t.powi(i),
+        )
     };
     let q = match keys {
         KeySpace::Uniform { universe } => m * coupon_collector(*universe, n),
-        KeySpace::Skew { special, regular, p_put, .. } => {
+        KeySpace::Skew {
+            special,
+            regular,
+            p_put,
+            ..
+        } => {
             let a = coupon_collector(*regular, n);
-            let b = if n > *special { coupon_collector(*regular, n - special) / (1.0 - p_put) } else { f64::NEG_INFINITY };
+            let b = if n > *special {
+                coupon_collector(*regular, n - special) / (1.0 - p_put)
+            } else {
+                f64::NEG_INFINITY
+            };
             m * a.max(b)
         }
         KeySpace::Parts(_) => writes_to_fill(parts, n).map(|w| m * w).unwrap_or(-1.0),
@@ -258,7 +328,11 @@ fn insert_cost(tree: &Tree, keys: &KeySpace, parts: &[KeyPart], quirks: &Referen
     }
     if tree.y >= 1 {
         // the level feeding the cold levels: h − 1, or the buffer when every level is cold (fixed model)
-        let src = if h >= 1 || reference_degenerate { h - 1 } else { 0 };
+        let src = if h >= 1 || reference_degenerate {
+            h - 1
+        } else {
+            0
+        };
         let q = fill_writes(tree, keys, parts, src);
         let flushed = eb * t.powi(src);
         for i in (h + 1)..=l {
@@ -269,7 +343,13 @@ fn insert_cost(tree: &Tree, keys: &KeySpace, parts: &[KeyPart], quirks: &Referen
 }
 
 impl DistributionAware {
-    fn evaluate_lsh(&self, design: &Design, workload: &Workload, shape: &DataShape, keys: &KeySpace) -> IoCost {
+    fn evaluate_lsh(
+        &self,
+        design: &Design,
+        workload: &Workload,
+        shape: &DataShape,
+        keys: &KeySpace,
+    ) -> IoCost {
         let q = &self.quirks;
         let t = design.size_ratio as f64;
         let k = (t - 1.0).max(1.0);
@@ -287,11 +367,16 @@ impl DistributionAware {
         let mut weight = 0.0;
         for part in &parts {
             let (a0, a1) = match design.log {
-                LogKind::AppendOnly => (KeySpace::alpha(part, eb), KeySpace::alpha(part, eb * t / k)),
+                LogKind::AppendOnly => {
+                    (KeySpace::alpha(part, eb), KeySpace::alpha(part, eb * t / k))
+                }
                 LogKind::Hybrid => {
                     let mutable = KeySpace::alpha(part, 0.9 * eb);
                     let read_only = KeySpace::alpha(part, 0.1 * eb);
-                    (1.0 - (1.0 - mutable) * (1.0 - read_only), KeySpace::alpha(part, eb * t))
+                    (
+                        1.0 - (1.0 - mutable) * (1.0 - read_only),
+                        KeySpace::alpha(part, eb * t),
+                    )
                 }
             };
             let pi = (k * (-a1).ln_1p()).exp();
@@ -300,11 +385,16 @@ impl DistributionAware {
             if exists <= 0.0 {
                 continue;
             }
-            let cond = if q.lsh_unconditioned { on_disk } else { on_disk / exists };
+            let cond = if q.lsh_unconditioned {
+                on_disk
+            } else {
+                on_disk / exists
+            };
             let (l_cost, p_cost) = match design.log {
-                LogKind::AppendOnly => {
-                    (self.calibration.lsh_lookup_scale * cond, self.calibration.lsh_insert_scale * on_disk / exists)
-                }
+                LogKind::AppendOnly => (
+                    self.calibration.lsh_lookup_scale * cond,
+                    self.calibration.lsh_insert_scale * on_disk / exists,
+                ),
                 LogKind::Hybrid => (cond, (1.0 / b).min(on_disk / exists)),
             };
             lookup += part.get * l_cost;
@@ -330,7 +420,12 @@ impl DistributionAware {
 }
 
 /// The data shape of a workload for a design's block size.
-pub fn data_shape(design: &Design, workload: &Workload, keys: &KeySpace, quirks: &ReferenceQuirks) -> DataShape {
+pub fn data_shape(
+    design: &Design,
+    workload: &Workload,
+    keys: &KeySpace,
+    quirks: &ReferenceQuirks,
+) -> DataShape {
     let e = workload.entry_bytes() as f64;
     let n = workload.entries as f64;
     DataShape {
@@ -352,10 +447,18 @@ impl IoModel for DistributionAware {
 impl DistributionAware {
     /// `evaluate` with the workload's key space computed once by the caller (`KeySpace::from_workload`), for
     /// searches that score many designs on one workload. The workload must already be valid.
-    pub fn evaluate_with_keys(&self, design: &Design, workload: &Workload, keys: &KeySpace) -> Result<IoCost, ModelError> {
+    pub fn evaluate_with_keys(
+        &self,
+        design: &Design,
+        workload: &Workload,
+        keys: &KeySpace,
+    ) -> Result<IoCost, ModelError> {
         design.validate()?;
         if design.buffer_bytes < workload.entry_bytes() {
-            return Err(ModelError::BufferTooSmall { buffer_bytes: design.buffer_bytes, entry_bytes: workload.entry_bytes() });
+            return Err(ModelError::BufferTooSmall {
+                buffer_bytes: design.buffer_bytes,
+                entry_bytes: workload.entry_bytes(),
+            });
         }
         let q = &self.quirks;
         let shape = data_shape(design, workload, keys, q);
@@ -365,11 +468,20 @@ impl DistributionAware {
         }
         let btree_hint = design.filter_bytes == 0;
         let (tree, filter_bytes, fence_bytes) = build_tree(design, &shape, q, btree_hint);
-        let class = DesignClass::classify(filter_bytes.round() as u64, tree.y, design.size_ratio, b as u64);
+        let class = DesignClass::classify(
+            filter_bytes.round() as u64,
+            tree.y,
+            design.size_ratio,
+            b as u64,
+        );
         let parts = keys.parts();
         let (t, k, z, l, y, eb) = (tree.t, tree.k, tree.z, tree.l, tree.y, tree.eb);
         let h = tree.last_hot();
-        let empty_lookup = if l == 0 { 0.0 } else { tree.fpr_sum + y as f64 * z };
+        let empty_lookup = if l == 0 {
+            0.0
+        } else {
+            tree.fpr_sum + y as f64 * z
+        };
 
         let mut lookup = 0.0;
         if l > 0 {
@@ -386,7 +498,11 @@ impl DistributionAware {
         let insert = insert_cost(&tree, keys, &parts, q);
         let filtered = filter_bytes > 0.0;
         let blind_update = if filtered { insert } else { lookup + 1.0 / b };
-        let rmw = if filtered { lookup + insert } else { lookup + 1.0 / b };
+        let rmw = if filtered {
+            lookup + insert
+        } else {
+            lookup + 1.0 / b
+        };
 
         let s = workload.scan_length as f64;
         let n = shape.entries;
@@ -407,7 +523,9 @@ impl DistributionAware {
             let first_end = if q.scan_double_count { h } else { h.min(l - 1) };
             let mut cap: f64 = (1..=first_end).map(|i| eb * t.powi(i as i32)).sum();
             if t < b && l >= 2 {
-                cap += ((h + 1)..=(l - 2)).map(|i| eb * t.powi(i as i32)).sum::<f64>();
+                cap += ((h + 1)..=(l - 2))
+                    .map(|i| eb * t.powi(i as i32))
+                    .sum::<f64>();
             }
             cap += eb * t.powi(l as i32);
             let extra = if t == b && y > 0 { y as f64 - 1.0 } else { 0.0 };
@@ -420,9 +538,21 @@ impl DistributionAware {
         } else {
             k * h.saturating_sub(1) as f64 + z * (y as f64 + 1.0)
         };
-        let long_scan = if q.scan_without_seeks || is_btree_scan || l == 0 { long_scan } else { long_scan + short_scan };
+        let long_scan = if q.scan_without_seeks || is_btree_scan || l == 0 {
+            long_scan
+        } else {
+            long_scan + short_scan
+        };
         let scan = if s <= b { short_scan } else { long_scan };
-        let per_op = PerOp { lookup, empty_lookup, insert, blind_update, rmw, long_scan, short_scan };
+        let per_op = PerOp {
+            lookup,
+            empty_lookup,
+            insert,
+            blind_update,
+            rmw,
+            long_scan,
+            short_scan,
+        };
         let per_operation = weigh(workload, &per_op, scan);
         Ok(IoCost {
             class,
@@ -458,7 +588,14 @@ mod tests {
     }
 
     fn all_ops() -> OperationMix {
-        OperationMix { lookup: 0.2, empty_lookup: 0.2, insert: 0.2, blind_update: 0.1, rmw: 0.1, scan: 0.2 }
+        OperationMix {
+            lookup: 0.2,
+            empty_lookup: 0.2,
+            insert: 0.2,
+            blind_update: 0.1,
+            rmw: 0.1,
+            scan: 0.2,
+        }
     }
 
     /// A leveled/tiered LSM with fences for every block and `bits` filter bits per key.
@@ -482,11 +619,19 @@ mod tests {
         // 1e8 · 128 B / 64 MiB ≈ 190.7 → L = ⌈log10 190.7⌉ = 3
         assert_eq!(c.levels, 3);
         // a lookup that hits costs one data block plus a little filter overhead; a miss costs about R
-        assert!(c.per_op.lookup > 0.9 && c.per_op.lookup < 1.05, "{:?}", c.per_op);
+        assert!(
+            c.per_op.lookup > 0.9 && c.per_op.lookup < 1.05,
+            "{:?}",
+            c.per_op
+        );
         assert!((c.per_op.empty_lookup - c.fpr_sum).abs() < 1e-12);
         assert!(c.fpr_sum > 0.005 && c.fpr_sum < 0.03, "R = {}", c.fpr_sum);
         // inserts: about L·(1+T)/B = 3·11/32 ≈ 1 I/O amortised
-        assert!(c.per_op.insert > 0.5 && c.per_op.insert < 1.5, "{}", c.per_op.insert);
+        assert!(
+            c.per_op.insert > 0.5 && c.per_op.insert < 1.5,
+            "{}",
+            c.per_op.insert
+        );
         assert_eq!(c.per_op.blind_update, c.per_op.insert);
         assert!((c.per_op.rmw - c.per_op.lookup - c.per_op.insert).abs() < 1e-12);
         assert!((c.total - c.per_operation * 1e7).abs() < 1e-3);
@@ -494,11 +639,18 @@ mod tests {
 
     #[test]
     fn early_stopping_skewed_reads_cost_less() {
-        let mut uni = workload(OperationMix { lookup: 1.0, ..Default::default() });
+        let mut uni = workload(OperationMix {
+            lookup: 1.0,
+            ..Default::default()
+        });
         uni.reads = KeyDistribution::Uniform { universe: Some(N) };
         uni.writes = KeyDistribution::Uniform { universe: Some(N) };
         let mut skew = uni.clone();
-        let hot = KeyDistribution::Skew { special_universe: 100_000, regular_universe: Some(N), probability: 0.9 };
+        let hot = KeyDistribution::Skew {
+            special_universe: 100_000,
+            regular_universe: Some(N),
+            probability: 0.9,
+        };
         skew.reads = hot.clone();
         skew.writes = hot;
         for d in [lsm(10, 1, 1, 10.0), lsm(4, 3, 3, 5.0), lsm(10, 1, 1, 0.5)] {
@@ -509,10 +661,17 @@ mod tests {
 
     #[test]
     fn infrequent_merging_skewed_writes_cost_less() {
-        let mut uni = workload(OperationMix { insert: 1.0, ..Default::default() });
+        let mut uni = workload(OperationMix {
+            insert: 1.0,
+            ..Default::default()
+        });
         uni.writes = KeyDistribution::Uniform { universe: Some(N) };
         let mut skew = uni.clone();
-        skew.writes = KeyDistribution::Skew { special_universe: 10_000, regular_universe: Some(N), probability: 0.8 };
+        skew.writes = KeyDistribution::Skew {
+            special_universe: 10_000,
+            regular_universe: Some(N),
+            probability: 0.8,
+        };
         for d in [lsm(10, 1, 1, 10.0), lsm(4, 3, 3, 5.0)] {
             let (u, s) = (eval(&d, &uni).per_op.insert, eval(&d, &skew).per_op.insert);
             assert!(s < u, "skewed {s} !< uniform {u}");
@@ -526,7 +685,10 @@ mod tests {
             let lev = eval(&lsm(t, 1, 1, 8.0), &w).per_op;
             let tier = eval(&lsm(t, t - 1, t - 1, 8.0), &w).per_op;
             assert!(tier.insert < lev.insert, "T={t}");
-            assert!(tier.lookup > lev.lookup && tier.empty_lookup > lev.empty_lookup, "T={t}");
+            assert!(
+                tier.lookup > lev.lookup && tier.empty_lookup > lev.empty_lookup,
+                "T={t}"
+            );
             assert!(tier.short_scan > lev.short_scan, "T={t}");
             // with one seek per run, long scans are dearer on a tiered tree too (without, they were equal)
             assert!(tier.long_scan > lev.long_scan, "T={t}");
@@ -578,13 +740,21 @@ mod tests {
         let c = eval(&d, &w);
         assert_eq!(c.class, DesignClass::Lsh);
         // an existing key is on disk unless it is in the buffer: 512 MiB of 12.8 GB
-        assert!(c.per_op.lookup > 0.9 && c.per_op.lookup <= 1.0, "{}", c.per_op.lookup);
+        assert!(
+            c.per_op.lookup > 0.9 && c.per_op.lookup <= 1.0,
+            "{}",
+            c.per_op.lookup
+        );
         assert_eq!(c.per_op.long_scan, 1000.0);
         // with a sparse key universe, the reference code's unconditioned lookup all but vanishes
         let mut sparse = w.clone();
-        sparse.reads = KeyDistribution::Uniform { universe: Some(1_000_000_000_000_000) };
+        sparse.reads = KeyDistribution::Uniform {
+            universe: Some(1_000_000_000_000_000),
+        };
         sparse.writes = sparse.reads.clone();
-        let r = DistributionAware::reference().evaluate(&d, &sparse).unwrap();
+        let r = DistributionAware::reference()
+            .evaluate(&d, &sparse)
+            .unwrap();
         assert!(r.per_op.lookup < 0.05, "{}", r.per_op.lookup);
         assert!(eval(&d, &sparse).per_op.lookup > 0.9);
     }
@@ -592,7 +762,10 @@ mod tests {
     #[test]
     fn reference_btree_insert_matches_the_code_example() {
         // MODEL.md §2.6: the B-tree search sets Y = L; T = 64, B = 2048 gives σ_p = 0.0963 (with L = 2).
-        let mut w = workload(OperationMix { insert: 1.0, ..Default::default() });
+        let mut w = workload(OperationMix {
+            insert: 1.0,
+            ..Default::default()
+        });
         w.key_bytes = 64;
         w.value_bytes = 64;
         w.entries = 1_000_000_000;
@@ -602,17 +775,36 @@ mod tests {
         // 1e9 · 128 B / 32 MiB = 3815 → L = ⌈log64 3815⌉ = 2
         let c = DistributionAware::reference().evaluate(&d, &w).unwrap();
         assert_eq!((c.levels, c.cold_levels), (2, 2));
-        assert!((c.per_op.insert - 0.0963).abs() < 5e-5, "{}", c.per_op.insert);
+        assert!(
+            (c.per_op.insert - 0.0963).abs() < 5e-5,
+            "{}",
+            c.per_op.insert
+        );
     }
 
     #[test]
     fn integer_exponent_quirk_changes_r() {
         let w = workload(all_ops());
         let d = lsm(5, 3, 2, 6.0);
-        let mut q = ReferenceQuirks { closed_form_fpr: true, ..ReferenceQuirks::NONE };
-        let float = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap().fpr_sum;
+        let mut q = ReferenceQuirks {
+            closed_form_fpr: true,
+            ..ReferenceQuirks::NONE
+        };
+        let float = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap()
+        .fpr_sum;
         q.integer_exponents = true;
-        let int = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap().fpr_sum;
+        let int = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap()
+        .fpr_sum;
         // K^{1/T} → 1 and T^{T/(T−1)} → T: the ratio is 3^{1/5}·5^{5/4}/5
         let expected = 3f64.powf(0.2) * 5f64.powf(1.25) / 5.0;
         assert!((float / int - expected).abs() < 1e-9, "{float} {int}");
@@ -623,23 +815,49 @@ mod tests {
         let w = workload(all_ops());
         let d = lsm(10, 1, 1, 10.0);
         let fixed = eval(&d, &w).per_op.long_scan;
-        let q = ReferenceQuirks { scan_double_count: true, ..ReferenceQuirks::NONE };
-        let quirky = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap().per_op.long_scan;
+        let q = ReferenceQuirks {
+            scan_double_count: true,
+            ..ReferenceQuirks::NONE
+        };
+        let quirky = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap()
+        .per_op
+        .long_scan;
         // level L counted twice: close to double
-        assert!(quirky > 1.8 * fixed && quirky < 2.0 * fixed, "{quirky} vs {fixed}");
+        assert!(
+            quirky > 1.8 * fixed && quirky < 2.0 * fixed,
+            "{quirky} vs {fixed}"
+        );
     }
 
     #[test]
     fn unclamped_fpr_quirk_exceeds_run_count_with_no_memory() {
         let w = workload(all_ops());
         let d = lsm(64, 1, 1, 0.0001);
-        let q = ReferenceQuirks { closed_form_fpr: true, unclamped_fpr: true, ..ReferenceQuirks::NONE };
-        let quirky = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap();
+        let q = ReferenceQuirks {
+            closed_form_fpr: true,
+            unclamped_fpr: true,
+            ..ReferenceQuirks::NONE
+        };
+        let quirky = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap();
         let fixed = eval(&d, &w);
         assert!(fixed.fpr_sum <= fixed.levels as f64 + 1e-9);
         // MODEL.md §4: with M_BF → 0 the unclamped closed form gives R ≈ 1.07 for T = 64 … per level
         let r0 = 64f64.powf(64.0 / 63.0) / 63.0;
-        assert!((quirky.fpr_sum - r0).abs() / r0 < 1e-3, "{}", quirky.fpr_sum);
+        assert!(
+            (quirky.fpr_sum - r0).abs() / r0 < 1e-3,
+            "{}",
+            quirky.fpr_sum
+        );
     }
 
     #[test]
@@ -647,8 +865,16 @@ mod tests {
         let w = workload(all_ops());
         let mut d = lsm(10, 1, 1, 2.0);
         d.fence_bytes /= 4;
-        let q = ReferenceQuirks { fence_sum_bug: true, ..ReferenceQuirks::NONE };
-        let quirky = DistributionAware { quirks: q, ..Default::default() }.evaluate(&d, &w).unwrap();
+        let q = ReferenceQuirks {
+            fence_sum_bug: true,
+            ..ReferenceQuirks::NONE
+        };
+        let quirky = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap();
         let fixed = eval(&d, &w);
         assert!(quirky.fence_bytes != fixed.fence_bytes);
     }

@@ -169,9 +169,17 @@ impl EndureSystem {
             }
         }
         let depth_used = if code { depth } else { l as f64 };
-        let seeks = if tiering { depth_used * (t - 1.0) } else { depth_used };
+        let seeks = if tiering {
+            depth_used * (t - 1.0)
+        } else {
+            depth_used
+        };
         let q = self.selectivity * self.entries / self.entries_per_page + seeks;
-        let merges = if tiering { (t - 1.0) / t } else { (t - 1.0) / 2.0 };
+        let merges = if tiering {
+            (t - 1.0) / t
+        } else {
+            (t - 1.0) / 2.0
+        };
         let w = depth_used * merges * (1.0 + self.asymmetry) / self.entries_per_page;
         [z0, z1, q, w]
     }
@@ -202,8 +210,16 @@ mod tests {
     #[test]
     fn tiering_equals_leveling_at_t_2() {
         let s = EndureSystem::default();
-        let a = s.costs(&Tuning { policy: Policy::Leveling, size_ratio: 2.0, bits_per_entry: 5.0 });
-        let b = s.costs(&Tuning { policy: Policy::Tiering, size_ratio: 2.0, bits_per_entry: 5.0 });
+        let a = s.costs(&Tuning {
+            policy: Policy::Leveling,
+            size_ratio: 2.0,
+            bits_per_entry: 5.0,
+        });
+        let b = s.costs(&Tuning {
+            policy: Policy::Tiering,
+            size_ratio: 2.0,
+            bits_per_entry: 5.0,
+        });
         for i in 0..4 {
             assert!((a[i] - b[i]).abs() < 1e-12, "{i}: {a:?} {b:?}");
         }
@@ -213,8 +229,16 @@ mod tests {
     fn tiering_writes_cheaper_reads_dearer() {
         let s = EndureSystem::default();
         for t in [4.0, 10.0, 30.0] {
-            let lev = s.costs(&Tuning { policy: Policy::Leveling, size_ratio: t, bits_per_entry: 5.0 });
-            let tier = s.costs(&Tuning { policy: Policy::Tiering, size_ratio: t, bits_per_entry: 5.0 });
+            let lev = s.costs(&Tuning {
+                policy: Policy::Leveling,
+                size_ratio: t,
+                bits_per_entry: 5.0,
+            });
+            let tier = s.costs(&Tuning {
+                policy: Policy::Tiering,
+                size_ratio: t,
+                bits_per_entry: 5.0,
+            });
             assert!(tier[3] < lev[3]);
             assert!(tier[0] > lev[0] && tier[1] > lev[1] && tier[2] > lev[2]);
         }
@@ -224,7 +248,11 @@ mod tests {
     fn z0_by_hand() {
         // leveling, T = 10, h = 5: L = ⌈ln(1e7·8192/m_buf + 1)/ln 10⌉, f_i = e^{−5 ln²2}·10^{10/9}/10^{L+1−i}
         let s = EndureSystem::default();
-        let tu = Tuning { policy: Policy::Leveling, size_ratio: 10.0, bits_per_entry: 5.0 };
+        let tu = Tuning {
+            policy: Policy::Leveling,
+            size_ratio: 10.0,
+            bits_per_entry: 5.0,
+        };
         let m_buf = 1e8 - 5e7;
         let l = ((1e7 * 8192.0 / m_buf + 1.0f64).ln() / 10f64.ln()).ceil() as i32;
         assert_eq!(l, 4);
@@ -240,7 +268,11 @@ mod tests {
     #[test]
     fn code_variant_differs_as_documented() {
         let mut s = EndureSystem::default();
-        let tu = Tuning { policy: Policy::Tiering, size_ratio: 7.5, bits_per_entry: 2.0 };
+        let tu = Tuning {
+            policy: Policy::Tiering,
+            size_ratio: 7.5,
+            bits_per_entry: 2.0,
+        };
         let paper = s.costs(&tu);
         s.variant = EndureVariant::Code;
         let code = s.costs(&tu);

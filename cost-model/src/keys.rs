@@ -55,14 +55,26 @@ pub enum KeySpace {
 fn parts_of(d: &KeyDistribution, n: f64) -> Option<Vec<(f64, f64)>> {
     match d {
         KeyDistribution::Uniform { .. } => None,
-        KeyDistribution::Skew { special_universe, regular_universe, probability } => Some(vec![
+        KeyDistribution::Skew {
+            special_universe,
+            regular_universe,
+            probability,
+        } => Some(vec![
             (*special_universe as f64, *probability),
-            (regular_universe.map(|u| u as f64).unwrap_or(n), 1.0 - probability),
+            (
+                regular_universe.map(|u| u as f64).unwrap_or(n),
+                1.0 - probability,
+            ),
         ]),
-        KeyDistribution::Partitioned { partitions } => {
-            Some(partitions.iter().map(|p| (p.universe as f64, p.probability)).collect())
+        KeyDistribution::Partitioned { partitions } => Some(
+            partitions
+                .iter()
+                .map(|p| (p.universe as f64, p.probability))
+                .collect(),
+        ),
+        KeyDistribution::Zipfian { theta, universe } => {
+            Some(zipf_bins(*theta, universe.map(|u| u as f64).unwrap_or(n)))
         }
-        KeyDistribution::Zipfian { theta, universe } => Some(zipf_bins(*theta, universe.map(|u| u as f64).unwrap_or(n))),
         KeyDistribution::Latest { theta } => Some(zipf_bins(*theta, n)),
     }
 }
@@ -122,22 +134,51 @@ impl KeySpace {
     pub fn from_workload(w: &Workload) -> KeySpace {
         let n = w.entries as f64;
         match (&w.reads, &w.writes) {
-            (KeyDistribution::Uniform { universe: ru }, KeyDistribution::Uniform { universe: wu }) => {
-                let u = wu.or(*ru).map(|u| u as f64).unwrap_or(n * DEFAULT_UNIVERSE_RATIO);
+            (
+                KeyDistribution::Uniform { universe: ru },
+                KeyDistribution::Uniform { universe: wu },
+            ) => {
+                let u = wu
+                    .or(*ru)
+                    .map(|u| u as f64)
+                    .unwrap_or(n * DEFAULT_UNIVERSE_RATIO);
                 KeySpace::Uniform { universe: u }
             }
             (
-                KeyDistribution::Skew { special_universe: r1, regular_universe: r2, probability: p_get },
-                KeyDistribution::Skew { special_universe: w1, regular_universe: w2, probability: p_put },
+                KeyDistribution::Skew {
+                    special_universe: r1,
+                    regular_universe: r2,
+                    probability: p_get,
+                },
+                KeyDistribution::Skew {
+                    special_universe: w1,
+                    regular_universe: w2,
+                    probability: p_put,
+                },
             ) if r1 == w1 && r2 == w2 => KeySpace::Skew {
                 special: *w1 as f64,
                 regular: w2.map(|u| u as f64).unwrap_or(n),
                 p_put: *p_put,
                 p_get: *p_get,
             },
-            (KeyDistribution::Uniform { .. }, KeyDistribution::Skew { special_universe, regular_universe, probability }) => {
-                let (u1, u2) = (*special_universe as f64, regular_universe.map(|u| u as f64).unwrap_or(n));
-                KeySpace::Skew { special: u1, regular: u2, p_put: *probability, p_get: u1 / (u1 + u2) }
+            (
+                KeyDistribution::Uniform { .. },
+                KeyDistribution::Skew {
+                    special_universe,
+                    regular_universe,
+                    probability,
+                },
+            ) => {
+                let (u1, u2) = (
+                    *special_universe as f64,
+                    regular_universe.map(|u| u as f64).unwrap_or(n),
+                );
+                KeySpace::Skew {
+                    special: u1,
+                    regular: u2,
+                    p_put: *probability,
+                    p_get: u1 / (u1 + u2),
+                }
             }
             (r, wd) => {
                 let read_parts = parts_of(r, n);
@@ -149,7 +190,9 @@ impl KeySpace {
                 };
                 let total_u: f64 = base.iter().map(|(u, _)| u).sum();
                 let same_shape = match (&read_parts, &write_parts) {
-                    (Some(a), Some(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0),
+                    (Some(a), Some(b)) => {
+                        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.0 == y.0)
+                    }
                     _ => false,
                 };
                 let parts = base
@@ -164,7 +207,12 @@ impl KeySpace {
                         } else {
                             (share, p)
                         };
-                        KeyPart { universe: u, put, get, alpha: AlphaForm::Exact }
+                        KeyPart {
+                            universe: u,
+                            put,
+                            get,
+                            alpha: AlphaForm::Exact,
+                        }
                     })
                     .collect();
                 KeySpace::Parts(parts)
@@ -175,10 +223,30 @@ impl KeySpace {
     /// The partitions with their α forms (uniform: one Linear part; skew: Exact special + Linear regular).
     pub fn parts(&self) -> Vec<KeyPart> {
         match self {
-            KeySpace::Uniform { universe } => vec![KeyPart { universe: *universe, put: 1.0, get: 1.0, alpha: AlphaForm::Linear }],
-            KeySpace::Skew { special, regular, p_put, p_get } => vec![
-                KeyPart { universe: *special, put: *p_put, get: *p_get, alpha: AlphaForm::Exact },
-                KeyPart { universe: *regular, put: 1.0 - p_put, get: 1.0 - p_get, alpha: AlphaForm::Linear },
+            KeySpace::Uniform { universe } => vec![KeyPart {
+                universe: *universe,
+                put: 1.0,
+                get: 1.0,
+                alpha: AlphaForm::Linear,
+            }],
+            KeySpace::Skew {
+                special,
+                regular,
+                p_put,
+                p_get,
+            } => vec![
+                KeyPart {
+                    universe: *special,
+                    put: *p_put,
+                    get: *p_get,
+                    alpha: AlphaForm::Exact,
+                },
+                KeyPart {
+                    universe: *regular,
+                    put: 1.0 - p_put,
+                    get: 1.0 - p_get,
+                    alpha: AlphaForm::Linear,
+                },
             ],
             KeySpace::Parts(p) => p.clone(),
         }
@@ -192,7 +260,12 @@ impl KeySpace {
     pub fn effective_entries(&self, n: f64, skew_shrinks_entries: bool) -> f64 {
         match self {
             KeySpace::Uniform { universe } => n.min(*universe),
-            KeySpace::Skew { special, regular, p_put, .. } => {
+            KeySpace::Skew {
+                special,
+                regular,
+                p_put,
+                ..
+            } => {
                 if skew_shrinks_entries {
                     n.min(special + (1.0 - p_put) * n)
                 } else {
@@ -201,7 +274,11 @@ impl KeySpace {
             }
             KeySpace::Parts(parts) => {
                 if skew_shrinks_entries {
-                    parts.iter().map(|p| p.universe.min(p.put * n)).sum::<f64>().min(n)
+                    parts
+                        .iter()
+                        .map(|p| p.universe.min(p.put * n))
+                        .sum::<f64>()
+                        .min(n)
                 } else {
                     n.min(parts.iter().map(|p| p.universe).sum())
                 }
@@ -244,7 +321,11 @@ pub fn coupon_collector(u: f64, n: f64) -> f64 {
 /// Σ_j U_j (1 − (1 − p_j/U_j)^w) = n (the k-partition generalisation of the coupon collector); None if
 /// the universe has fewer than `n` keys that writes can reach.
 pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
-    let reachable: f64 = parts.iter().filter(|p| p.put > 0.0).map(|p| p.universe).sum();
+    let reachable: f64 = parts
+        .iter()
+        .filter(|p| p.put > 0.0)
+        .map(|p| p.universe)
+        .sum();
     if n >= reachable {
         return None;
     }
@@ -287,7 +368,10 @@ mod tests {
             for n in [10u64, 65, 1000, 50_000] {
                 let direct: f64 = (1..=n).map(|r| (r as f64).powf(-theta)).sum();
                 let h = harmonic(n as f64, theta);
-                assert!((h - direct).abs() / direct < 1e-11, "θ={theta} n={n}: {h} vs {direct}");
+                assert!(
+                    (h - direct).abs() / direct < 1e-11,
+                    "θ={theta} n={n}: {h} vs {direct}"
+                );
             }
         }
     }
@@ -312,7 +396,12 @@ mod tests {
 
     #[test]
     fn writes_to_fill_agrees_with_uniform_collector() {
-        let parts = [KeyPart { universe: 1e6, put: 1.0, get: 1.0, alpha: AlphaForm::Exact }];
+        let parts = [KeyPart {
+            universe: 1e6,
+            put: 1.0,
+            get: 1.0,
+            alpha: AlphaForm::Exact,
+        }];
         let w = writes_to_fill(&parts, 5e5).unwrap();
         let cc = coupon_collector(1e6, 5e5);
         assert!((w - cc).abs() / cc < 1e-3, "{w} vs {cc}");
@@ -329,7 +418,13 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let u = Workload::with_mix(OperationMix { lookup: 1.0, ..Default::default() });
-        assert_eq!(KeySpace::from_workload(&u), KeySpace::Uniform { universe: 1e9 });
+        let u = Workload::with_mix(OperationMix {
+            lookup: 1.0,
+            ..Default::default()
+        });
+        assert_eq!(
+            KeySpace::from_workload(&u),
+            KeySpace::Uniform { universe: 1e9 }
+        );
     }
 }

@@ -61,7 +61,9 @@ pub fn fence_bytes_for_levels(h: u32, levels: u32, t: f64, shape: &DataShape) ->
 /// Y for a given fence budget: the fewest cold levels such that the hot levels' fences fit in `fence_bytes`.
 pub fn cold_levels_for_fences(fence_bytes: f64, levels: u32, t: f64, shape: &DataShape) -> u32 {
     for y in 0..=levels {
-        if fence_bytes_for_levels(levels - y, levels, t, shape) <= fence_bytes * (1.0 + 1e-12) + 1e-9 {
+        if fence_bytes_for_levels(levels - y, levels, t, shape)
+            <= fence_bytes * (1.0 + 1e-12) + 1e-9
+        {
             return y;
         }
     }
@@ -88,9 +90,18 @@ pub fn memory_split(
     if !quirks.fence_sum_bug {
         let y = cold_levels_for_fences(memory_bytes, levels, t, shape);
         let fences = fence_bytes_for_levels(levels - y, levels, t, shape);
-        return MemorySplit { cold_levels: y, fence_bytes: fences, filter_bytes: (memory_bytes - fences).max(0.0) };
+        return MemorySplit {
+            cold_levels: y,
+            fence_bytes: fences,
+            filter_bytes: (memory_bytes - fences).max(0.0),
+        };
     }
-    let (n, e, f, b) = (shape.entries, shape.entry_bytes, shape.key_bytes, shape.entries_per_block);
+    let (n, e, f, b) = (
+        shape.entries,
+        shape.entry_bytes,
+        shape.key_bytes,
+        shape.entries_per_block,
+    );
     let m_f_lo = (n * f / b).min(buffer_bytes * f * t / (b * e));
     let x = bloom::memory_threshold(t, k, z);
     let m_f_hi = n * (x / (8.0 * t) + f / b);
@@ -110,7 +121,11 @@ pub fn memory_split(
     } else {
         (levels.saturating_sub(1), m_f_lo)
     };
-    MemorySplit { cold_levels: y, fence_bytes: m_fp, filter_bytes: (m_f - m_fp - 2.0).max(0.0) }
+    MemorySplit {
+        cold_levels: y,
+        fence_bytes: m_fp,
+        filter_bytes: (m_f - m_fp - 2.0).max(0.0),
+    }
 }
 
 /// Memory of an LSH (FASTER-like) hash index covering N/8 keys: M_FP = (N/8)·F·(1 + 1/B) (MODEL.md §2.8).
@@ -120,8 +135,16 @@ pub fn lsh_index_bytes(entries: f64, key_bytes: f64, entries_per_block: f64) -> 
 
 /// Memory a RocksDB-like design needs besides its buffer: (filters at `bits_per_key`, fences for every block)
 /// in bytes (MODEL.md §7).
-pub fn lsm_index_bytes(entries: f64, key_bytes: f64, entries_per_block: f64, bits_per_key: f64) -> (f64, f64) {
-    (entries * bits_per_key / 8.0, entries * key_bytes / entries_per_block)
+pub fn lsm_index_bytes(
+    entries: f64,
+    key_bytes: f64,
+    entries_per_block: f64,
+    bits_per_key: f64,
+) -> (f64, f64) {
+    (
+        entries * bits_per_key / 8.0,
+        entries * key_bytes / entries_per_block,
+    )
 }
 
 #[cfg(test)]
@@ -143,7 +166,13 @@ mod tests {
     }
 
     fn shape() -> DataShape {
-        DataShape { entries: 1e9, effective_entries: 1e9, entry_bytes: 128.0, key_bytes: 16.0, entries_per_block: 32.0 }
+        DataShape {
+            entries: 1e9,
+            effective_entries: 1e9,
+            entry_bytes: 128.0,
+            key_bytes: 16.0,
+            entries_per_block: 32.0,
+        }
     }
 
     #[test]
@@ -167,10 +196,28 @@ mod tests {
         let s = shape();
         let all = fence_bytes_for_levels(4, 4, 10.0, &s);
         assert!((all - 1e9 * 16.0 / 32.0).abs() < 1e-3);
-        let split = memory_split(all * 2.0, 1e8, 10.0, 1.0, 1.0, 4, &s, &ReferenceQuirks::NONE);
+        let split = memory_split(
+            all * 2.0,
+            1e8,
+            10.0,
+            1.0,
+            1.0,
+            4,
+            &s,
+            &ReferenceQuirks::NONE,
+        );
         assert_eq!(split.cold_levels, 0);
         assert!((split.filter_bytes - all).abs() < 1e-3);
-        let split = memory_split(all * 0.5, 1e8, 10.0, 1.0, 1.0, 4, &s, &ReferenceQuirks::NONE);
+        let split = memory_split(
+            all * 0.5,
+            1e8,
+            10.0,
+            1.0,
+            1.0,
+            4,
+            &s,
+            &ReferenceQuirks::NONE,
+        );
         assert_eq!(split.cold_levels, 1);
         assert_eq!(cold_levels_for_fences(0.0, 4, 10.0, &s), 4);
     }

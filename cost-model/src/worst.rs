@@ -16,13 +16,22 @@ impl IoModel for WorstCase {
         design.validate()?;
         workload.validate()?;
         if design.buffer_bytes < workload.entry_bytes() {
-            return Err(ModelError::BufferTooSmall { buffer_bytes: design.buffer_bytes, entry_bytes: workload.entry_bytes() });
+            return Err(ModelError::BufferTooSmall {
+                buffer_bytes: design.buffer_bytes,
+                entry_bytes: workload.entry_bytes(),
+            });
         }
         // the worst case ignores the key distribution: every write is a new key
-        let keys = KeySpace::Uniform { universe: f64::INFINITY };
+        let keys = KeySpace::Uniform {
+            universe: f64::INFINITY,
+        };
         let mut shape = data_shape(design, workload, &keys, &crate::ReferenceQuirks::NONE);
         shape.effective_entries = shape.entries;
-        let (t, k, z) = (design.size_ratio as f64, design.hot_runs as f64, design.cold_runs as f64);
+        let (t, k, z) = (
+            design.size_ratio as f64,
+            design.hot_runs as f64,
+            design.cold_runs as f64,
+        );
         let b = shape.entries_per_block;
         let s = workload.scan_length as f64;
         if design.filter_bytes == 0 && t > b {
@@ -37,12 +46,21 @@ impl IoModel for WorstCase {
             };
             return Ok(IoCost::lsh(design, workload, per_op));
         }
-        let l = layout::level_count(shape.entries, shape.entry_bytes, design.buffer_bytes as f64, t);
+        let l = layout::level_count(
+            shape.entries,
+            shape.entry_bytes,
+            design.buffer_bytes as f64,
+            t,
+        );
         let y = layout::cold_levels_for_fences(design.fence_bytes as f64, l, t, &shape);
         let hot = l - y;
         let filtered = design.filter_bytes > 0 && hot > 0;
         // R with T^Y in the exponent (filters cover the hot levels only), capped at the hot runs' count
-        let max_r = if hot > 0 { k * (hot as f64 - 1.0) + z } else { 0.0 };
+        let max_r = if hot > 0 {
+            k * (hot as f64 - 1.0) + z
+        } else {
+            0.0
+        };
         let r = if filtered {
             let bits = 8.0 * design.filter_bytes as f64 / shape.entries * t.powi(y as i32);
             crate::bloom::fluid_r_low_memory(bits, t, k, z).0.min(max_r)
@@ -51,18 +69,42 @@ impl IoModel for WorstCase {
         };
         let class = DesignClass::classify(design.filter_bytes, y, design.size_ratio, b as u64);
         let yz = y as f64 * z;
-        let (empty_lookup, lookup) = if l == 0 { (0.0, 0.0) } else { (r + yz, 1.0 + r + yz) };
+        let (empty_lookup, lookup) = if l == 0 {
+            (0.0, 0.0)
+        } else {
+            (r + yz, 1.0 + r + yz)
+        };
         let insert = if l == 0 {
             0.0
         } else {
             ((t / k) * (hot as f64 - 1.0).max(0.0) + (t / z) * (y as f64 + 1.0)) / b
         };
         let blind_update = if filtered { insert } else { lookup + 1.0 / b };
-        let rmw = if filtered { lookup + insert } else { lookup + 1.0 / b };
-        let short_scan = if l == 0 { 0.0 } else { k * (hot as f64 - 1.0).max(0.0) + z * (y as f64 + 1.0) };
+        let rmw = if filtered {
+            lookup + insert
+        } else {
+            lookup + 1.0 / b
+        };
+        let short_scan = if l == 0 {
+            0.0
+        } else {
+            k * (hot as f64 - 1.0).max(0.0) + z * (y as f64 + 1.0)
+        };
         let long_scan = if l == 0 { 0.0 } else { s * z / b };
-        let scan = if s <= b { short_scan } else { long_scan.max(short_scan) };
-        let per_op = PerOp { lookup, empty_lookup, insert, blind_update, rmw, long_scan, short_scan };
+        let scan = if s <= b {
+            short_scan
+        } else {
+            long_scan.max(short_scan)
+        };
+        let per_op = PerOp {
+            lookup,
+            empty_lookup,
+            insert,
+            blind_update,
+            rmw,
+            long_scan,
+            short_scan,
+        };
         let per_operation = weigh(workload, &per_op, scan);
         Ok(IoCost {
             class,

@@ -12,9 +12,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("cosine-embed-{}", std::process::id()));
     let engine = Engine::open(&dir, &design)?;
     for i in 0..50_000u32 {
-        engine.put(format!("user{i:06}").as_bytes(), format!("{{\"id\":{i}}}").as_bytes())?;
+        engine.put(
+            format!("user{i:06}").as_bytes(),
+            format!("{{\"id\":{i}}}").as_bytes(),
+        )?;
     }
-    assert_eq!(engine.get(b"user000042")?.as_deref(), Some(&b"{\"id\":42}"[..]));
+    assert_eq!(
+        engine.get(b"user000042")?.as_deref(),
+        Some(&b"{\"id\":42}"[..])
+    );
     engine.delete(b"user000042")?;
     assert_eq!(engine.get(b"user000042")?, None);
     for _ in 0..3 {
@@ -22,10 +28,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     assert_eq!(engine.get(b"counter")?, Some(vec![3]));
     let page = engine.scan(b"user000040".to_vec()..b"user000045".to_vec(), 10)?;
-    println!("scan user000040..user000045: {} entries (user000042 was deleted)", page.len());
+    println!(
+        "scan user000040..user000045: {} entries (user000042 was deleted)",
+        page.len()
+    );
     engine.flush()?;
     let s = engine.stats();
-    println!("class {:?}: {} levels, write amplification {:.2}", design.class, s.levels.len(), s.write_amplification);
+    println!(
+        "class {:?}: {} levels, write amplification {:.2}",
+        design.class,
+        s.levels.len(),
+        s.write_amplification
+    );
     for l in &s.levels {
         println!(
             "  level {}: {} runs, {} files, {} bytes, {} ({} block reads, {} filter probes)",

@@ -113,14 +113,23 @@ const ASSUMED_ENTRY_BYTES: u64 = 128;
 /// class, else Algorithm 3 (no filters and T above the entries per block).
 fn is_lsh(design: &Design) -> bool {
     let class = design.class.unwrap_or_else(|| {
-        DesignClass::classify(design.filter_bytes, 0, design.size_ratio, (design.block_bytes / ASSUMED_ENTRY_BYTES).max(1))
+        DesignClass::classify(
+            design.filter_bytes,
+            0,
+            design.size_ratio,
+            (design.block_bytes / ASSUMED_ENTRY_BYTES).max(1),
+        )
     });
     class == DesignClass::Lsh
 }
 
 fn new_buffer(design: &Design, lsh: bool) -> Arc<Buffer> {
     let cap = design.buffer_bytes.min(usize::MAX as u64) as usize;
-    Arc::new(if lsh { Buffer::HashLog(HashLogBuffer::new(cap)) } else { Buffer::Sorted(SortedBuffer::new(cap)) })
+    Arc::new(if lsh {
+        Buffer::HashLog(HashLogBuffer::new(cap))
+    } else {
+        Buffer::Sorted(SortedBuffer::new(cap))
+    })
 }
 
 fn parse_id(name: &str, ext: &str) -> Option<u64> {
@@ -141,11 +150,21 @@ impl Engine {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let lock_path = dir.join("LOCK");
-        let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(io(&lock_path))?;
+        let lock = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
         match lock.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(dir)),
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::Io { path: lock_path, source: e }),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::Io {
+                    path: lock_path,
+                    source: e,
+                })
+            }
         }
         let stored = manifest::load(&dir)?;
         let stats = Arc::new(IoStats::default());
@@ -181,7 +200,13 @@ impl Engine {
                     levels.push(level);
                 }
                 let adapted = (m.design != *design).then(|| m.design.clone());
-                (Version { levels }, m.last_seq, m.log_number, m.next_id.max(max_id + 1), adapted)
+                (
+                    Version { levels },
+                    m.last_seq,
+                    m.log_number,
+                    m.next_id.max(max_id + 1),
+                    adapted,
+                )
             }
             None => (Version::default(), 0, 0, max_id + 1, None),
         };
@@ -196,7 +221,11 @@ impl Engine {
         // replay the log into a buffer
         let mem = new_buffer(design, lsh);
         let mut seq = last_seq;
-        let live_wals: Vec<u64> = wal_ids.iter().copied().filter(|id| *id >= log_number).collect();
+        let live_wals: Vec<u64> = wal_ids
+            .iter()
+            .copied()
+            .filter(|id| *id >= log_number)
+            .collect();
         for (i, id) in live_wals.iter().enumerate() {
             for rec in wal::replay(&dir, *id, i + 1 == live_wals.len())? {
                 if rec.seq > last_seq {
@@ -217,8 +246,16 @@ impl Engine {
             design: design.clone(),
             lsh,
             opts,
-            state: RwLock::new(State { mem, mem_first_wal, frozen: Vec::new(), version: Arc::new(version) }),
-            writer: Mutex::new(Writer { wal, scratch: Vec::new() }),
+            state: RwLock::new(State {
+                mem,
+                mem_first_wal,
+                frozen: Vec::new(),
+                version: Arc::new(version),
+            }),
+            writer: Mutex::new(Writer {
+                wal,
+                scratch: Vec::new(),
+            }),
             synced_lsn: AtomicU64::new(0),
             sync_lock: Mutex::new(()),
             stripes: (0..KEY_STRIPES).map(|_| Mutex::new(())).collect(),
@@ -243,15 +280,26 @@ impl Engine {
             inner.write_manifest(&v, inner.state.read().mem_first_wal)?;
         }
         let mut workers = Vec::new();
-        for (role, name) in [(Role::Flush, "cosine-flush"), (Role::Compact, "cosine-compaction")] {
+        for (role, name) in [
+            (Role::Flush, "cosine-flush"),
+            (Role::Compact, "cosine-compaction"),
+        ] {
             let bg = inner.clone();
             workers.push(
-                std::thread::Builder::new().name(name.into()).spawn(move || bg.background(role)).map_err(io(&dir))?,
+                std::thread::Builder::new()
+                    .name(name.into())
+                    .spawn(move || bg.background(role))
+                    .map_err(io(&dir))?,
             );
         }
-        let engine = Engine { inner, workers: Mutex::new(workers) };
+        let engine = Engine {
+            inner,
+            workers: Mutex::new(workers),
+        };
         if engine.inner.state.read().mem.is_full() {
-            engine.inner.freeze_if_full(&mut engine.inner.writer.lock(), true)?;
+            engine
+                .inner
+                .freeze_if_full(&mut engine.inner.writer.lock(), true)?;
         }
         Ok(engine)
     }
@@ -277,11 +325,17 @@ impl Engine {
         for (k, v) in batch {
             check_sizes(k, *v)?;
         }
-        let mut stripes: Vec<usize> = batch.iter().map(|(k, _)| self.inner.stripe_index(k)).collect();
+        let mut stripes: Vec<usize> = batch
+            .iter()
+            .map(|(k, _)| self.inner.stripe_index(k))
+            .collect();
         stripes.sort_unstable();
         stripes.dedup();
         let lsn = {
-            let _guards: Vec<_> = stripes.iter().map(|i| self.inner.stripes[*i].lock()).collect();
+            let _guards: Vec<_> = stripes
+                .iter()
+                .map(|i| self.inner.stripes[*i].lock())
+                .collect();
             self.inner.append(batch)?
         };
         self.inner.durable(lsn)
@@ -327,7 +381,11 @@ impl Engine {
     }
 
     /// Up to `limit` live entries with keys in `range`, in key order.
-    pub fn scan<R: RangeBounds<Vec<u8>>>(&self, range: R, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    pub fn scan<R: RangeBounds<Vec<u8>>>(
+        &self,
+        range: R,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let start = range.start_bound().map(|k| k.as_slice());
         let end = range.end_bound().map(|k| k.as_slice());
         self.inner.scan(start, end, limit)
@@ -446,7 +504,13 @@ impl Inner {
             rec.clear();
             let first = self.seq.fetch_add(batch.len() as u64, Ordering::SeqCst) + 1;
             for (i, (key, value)) in batch.iter().enumerate() {
-                wal::encode(value.is_some(), first + i as u64, key, value.unwrap_or(&[]), &mut rec);
+                wal::encode(
+                    value.is_some(),
+                    first + i as u64,
+                    key,
+                    value.unwrap_or(&[]),
+                    &mut rec,
+                );
             }
             let appended = w.wal.append(&rec).and_then(|_| match self.opts.sync {
                 SyncMode::Always => w.wal.sync(),
@@ -462,8 +526,12 @@ impl Inner {
             {
                 let s = self.state.read();
                 for (i, (key, value)) in batch.iter().enumerate() {
-                    s.mem.insert(key.to_vec(), first + i as u64, value.map(|v| v.to_vec()));
-                    self.user_bytes.fetch_add((key.len() + value.map_or(0, |v| v.len())) as u64, Ordering::Relaxed);
+                    s.mem
+                        .insert(key.to_vec(), first + i as u64, value.map(|v| v.to_vec()));
+                    self.user_bytes.fetch_add(
+                        (key.len() + value.map_or(0, |v| v.len())) as u64,
+                        Ordering::Relaxed,
+                    );
                 }
             }
             self.freeze_if_full(&mut w, false)?;
@@ -520,7 +588,13 @@ impl Inner {
         let mut s = self.state.write();
         let old = std::mem::replace(&mut s.mem, new_buffer(&self.design, self.lsh));
         let first = std::mem::replace(&mut s.mem_first_wal, id);
-        s.frozen.insert(0, Frozen { buffer: old, first_wal: first });
+        s.frozen.insert(
+            0,
+            Frozen {
+                buffer: old,
+                first_wal: first,
+            },
+        );
         drop(s);
         self.signal();
         Ok(())
@@ -540,14 +614,22 @@ impl Inner {
             }
             *g = true;
             self.work_cv.notify_all();
-            self.done_cv.wait_for(&mut g, std::time::Duration::from_millis(50));
+            self.done_cv
+                .wait_for(&mut g, std::time::Duration::from_millis(50));
         }
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let (mem, frozen, version) = {
             let s = self.state.read();
-            (s.mem.clone(), s.frozen.iter().map(|f| f.buffer.clone()).collect::<Vec<_>>(), s.version.clone())
+            (
+                s.mem.clone(),
+                s.frozen
+                    .iter()
+                    .map(|f| f.buffer.clone())
+                    .collect::<Vec<_>>(),
+                s.version.clone(),
+            )
         };
         if let Some((_, v)) = mem.get(key) {
             return Ok(v);
@@ -569,13 +651,25 @@ impl Inner {
         Ok(None)
     }
 
-    fn scan(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    fn scan(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         if limit == 0 {
             return Ok(Vec::new());
         }
         let (mem, frozen, version) = {
             let s = self.state.read();
-            (s.mem.clone(), s.frozen.iter().map(|f| f.buffer.clone()).collect::<Vec<_>>(), s.version.clone())
+            (
+                s.mem.clone(),
+                s.frozen
+                    .iter()
+                    .map(|f| f.buffer.clone())
+                    .collect::<Vec<_>>(),
+                s.version.clone(),
+            )
         };
         let seek = match start {
             Bound::Included(k) | Bound::Excluded(k) => Some(k),
@@ -587,7 +681,11 @@ impl Inner {
         }
         for (i, level) in version.levels.iter().enumerate() {
             for run in &level.runs {
-                sources.push(Source::Run(RunIter::new(run.files.clone(), seek, Some((self.stats.clone(), i + 1, false)))));
+                sources.push(Source::Run(RunIter::new(
+                    run.files.clone(),
+                    seek,
+                    Some((self.stats.clone(), i + 1, false)),
+                )));
             }
         }
         let mut merge = MergeIter::new(sources)?;
@@ -660,10 +758,15 @@ impl Inner {
         let entries = (v.entries() + extra_entries).max(1);
         let bytes = v.bytes() + extra_bytes;
         let entry_bytes = (bytes as f64 / entries as f64).max(1.0);
-        let levels = cosine_cost_model::layout::level_count(entries as f64, entry_bytes, d.buffer_bytes as f64, d.size_ratio as f64)
-            .max(v.depth() as u32)
-            .max(level as u32)
-            .max(1);
+        let levels = cosine_cost_model::layout::level_count(
+            entries as f64,
+            entry_bytes,
+            d.buffer_bytes as f64,
+            d.size_ratio as f64,
+        )
+        .max(v.depth() as u32)
+        .max(level as u32)
+        .max(1);
         let bits = if d.filter_bytes == 0 || self.lsh {
             0.0
         } else {
@@ -675,9 +778,19 @@ impl Inner {
                 d.hot_runs as f64,
                 d.cold_runs as f64,
             );
-            let held: usize = v.files().filter(|(_, f)| !replaced.contains(&f.id)).map(|(_, f)| f.memory_bytes().1).sum();
-            let cap = 8.0 * (d.filter_bytes as f64 - held as f64).max(0.0) / new_entries.max(1) as f64;
-            per_level.get(level - 1).copied().unwrap_or(0.0).min(MAX_BITS_PER_KEY).min(cap)
+            let held: usize = v
+                .files()
+                .filter(|(_, f)| !replaced.contains(&f.id))
+                .map(|(_, f)| f.memory_bytes().1)
+                .sum();
+            let cap =
+                8.0 * (d.filter_bytes as f64 - held as f64).max(0.0) / new_entries.max(1) as f64;
+            per_level
+                .get(level - 1)
+                .copied()
+                .unwrap_or(0.0)
+                .min(MAX_BITS_PER_KEY)
+                .min(cap)
         };
         WriterOptions {
             block_bytes: d.block_bytes as usize,
@@ -705,7 +818,15 @@ impl Inner {
             levels: v
                 .levels
                 .iter()
-                .map(|l| l.runs.iter().map(|r| RunRecord { id: r.id, files: r.files.iter().map(|f| f.id).collect() }).collect())
+                .map(|l| {
+                    l.runs
+                        .iter()
+                        .map(|r| RunRecord {
+                            id: r.id,
+                            files: r.files.iter().map(|f| f.id).collect(),
+                        })
+                        .collect()
+                })
                 .collect(),
         };
         manifest::store(&self.dir, &m)
@@ -717,7 +838,10 @@ impl Inner {
         match role {
             Role::Flush => !s.frozen.is_empty(),
             Role::Compact => {
-                planner::plan(&compaction::view(&s.version), &Policy::of(&self.design, self.hot_levels(&s.version))) != Plan::Nothing
+                planner::plan(
+                    &compaction::view(&s.version),
+                    &Policy::of(&self.design, self.hot_levels(&s.version)),
+                ) != Plan::Nothing
             }
         }
     }
@@ -729,7 +853,8 @@ impl Inner {
             {
                 let mut g = self.work.lock();
                 if !self.shutdown.load(Ordering::SeqCst) && !self.has_work(role) {
-                    self.work_cv.wait_for(&mut g, std::time::Duration::from_millis(20));
+                    self.work_cv
+                        .wait_for(&mut g, std::time::Duration::from_millis(20));
                 }
             }
             if self.shutdown.load(Ordering::SeqCst) {
@@ -767,7 +892,10 @@ impl Inner {
         // compact until the tree matches its design
         while !self.shutdown.load(Ordering::SeqCst) {
             let v = self.state.read().version.clone();
-            let plan = planner::plan(&compaction::view(&v), &Policy::of(&self.design, self.hot_levels(&v)));
+            let plan = planner::plan(
+                &compaction::view(&v),
+                &Policy::of(&self.design, self.hot_levels(&v)),
+            );
             if plan == Plan::Nothing {
                 break;
             }
@@ -782,7 +910,14 @@ impl Inner {
         let v = self.state.read().version.clone();
         let entries = buffer.sorted_entries();
         let max_seq = entries.iter().map(|e| e.1).max().unwrap_or(0);
-        let opts = self.writer_options(&v, 1, entries.len() as u64, buffer.bytes() as u64, &HashSet::new(), entries.len() as u64);
+        let opts = self.writer_options(
+            &v,
+            1,
+            entries.len() as u64,
+            buffer.bytes() as u64,
+            &HashSet::new(),
+            entries.len() as u64,
+        );
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
@@ -800,14 +935,25 @@ impl Inner {
             nv.levels.push(Default::default());
         }
         if !files.is_empty() {
-            nv.levels[0].runs.insert(0, Arc::new(Run { id: self.next_id.fetch_add(1, Ordering::SeqCst), files }));
+            nv.levels[0].runs.insert(
+                0,
+                Arc::new(Run {
+                    id: self.next_id.fetch_add(1, Ordering::SeqCst),
+                    files,
+                }),
+            );
         }
         self.set_residency(&nv)?;
         self.flushed_seq.fetch_max(max_seq, Ordering::SeqCst);
         let log_number = {
             let s = self.state.read();
             // the buffer being flushed is the oldest frozen one; the next oldest still needs its segments
-            s.frozen.iter().rev().nth(1).map(|f| f.first_wal).unwrap_or(s.mem_first_wal)
+            s.frozen
+                .iter()
+                .rev()
+                .nth(1)
+                .map(|f| f.first_wal)
+                .unwrap_or(s.mem_first_wal)
         };
         self.write_manifest(&nv, log_number)?;
         {
@@ -840,8 +986,17 @@ impl Inner {
         // the files this compaction replaces: their filters make room for the output's
         let mut inputs: HashSet<u64> = HashSet::new();
         match plan {
-            Plan::MergeRuns { level, runs, target, into, .. } => {
-                for (lvl, ids) in [(*level, runs.clone()), (*target, into.iter().copied().collect())] {
+            Plan::MergeRuns {
+                level,
+                runs,
+                target,
+                into,
+                ..
+            } => {
+                for (lvl, ids) in [
+                    (*level, runs.clone()),
+                    (*target, into.iter().copied().collect()),
+                ] {
                     if let Some(l) = v.levels.get(lvl - 1) {
                         for r in l.runs.iter().filter(|r| ids.contains(&r.id)) {
                             inputs.extend(r.files.iter().map(|f| f.id));
@@ -849,13 +1004,19 @@ impl Inner {
                     }
                 }
             }
-            Plan::MergeFile { file, overlapping, .. } => {
+            Plan::MergeFile {
+                file, overlapping, ..
+            } => {
                 inputs.insert(*file);
                 inputs.extend(overlapping.iter().copied());
             }
             Plan::Nothing => {}
         }
-        let input_entries: u64 = v.files().filter(|(_, f)| inputs.contains(&f.id)).map(|(_, f)| f.meta.entries).sum();
+        let input_entries: u64 = v
+            .files()
+            .filter(|(_, f)| inputs.contains(&f.id))
+            .map(|(_, f)| f.meta.entries)
+            .sum();
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
@@ -865,15 +1026,28 @@ impl Inner {
             level: target,
         };
         let outcome = compaction::execute(plan, v, &out)?;
-        self.stats.bytes_compacted_read.fetch_add(outcome.bytes_read, Ordering::Relaxed);
-        self.stats.bytes_compacted_written.fetch_add(outcome.bytes_written, Ordering::Relaxed);
+        self.stats
+            .bytes_compacted_read
+            .fetch_add(outcome.bytes_read, Ordering::Relaxed);
+        self.stats
+            .bytes_compacted_written
+            .fetch_add(outcome.bytes_written, Ordering::Relaxed);
         let _install = self.install.lock();
         // flushes may have added runs to level 1 meanwhile: graft them onto the outcome
         let current = self.state.read().version.clone();
         let mut nv = outcome.version;
         if let (Some(cur1), true) = (current.levels.first(), !Arc::ptr_eq(&current, v)) {
-            let known: HashSet<u64> = v.levels.first().map(|l| l.runs.iter().map(|r| r.id).collect()).unwrap_or_default();
-            let fresh: Vec<Arc<Run>> = cur1.runs.iter().filter(|r| !known.contains(&r.id)).cloned().collect();
+            let known: HashSet<u64> = v
+                .levels
+                .first()
+                .map(|l| l.runs.iter().map(|r| r.id).collect())
+                .unwrap_or_default();
+            let fresh: Vec<Arc<Run>> = cur1
+                .runs
+                .iter()
+                .filter(|r| !known.contains(&r.id))
+                .cloned()
+                .collect();
             if !fresh.is_empty() {
                 if nv.levels.is_empty() {
                     nv.levels.push(Default::default());
@@ -886,11 +1060,20 @@ impl Inner {
         self.set_residency(&nv)?;
         let log_number = {
             let s = self.state.read();
-            s.frozen.last().map(|f| f.first_wal).unwrap_or(s.mem_first_wal)
+            s.frozen
+                .last()
+                .map(|f| f.first_wal)
+                .unwrap_or(s.mem_first_wal)
         };
         self.write_manifest(&nv, log_number)?;
         self.state.write().version = Arc::new(nv);
-        let live: HashSet<u64> = self.state.read().version.files().map(|(_, f)| f.id).collect();
+        let live: HashSet<u64> = self
+            .state
+            .read()
+            .version
+            .files()
+            .map(|(_, f)| f.id)
+            .collect();
         for f in outcome.obsolete {
             if !live.contains(&f.id) {
                 let _ = std::fs::remove_file(f.path());
@@ -902,7 +1085,10 @@ impl Inner {
     fn stats(&self) -> Stats {
         let (version, buffer_bytes) = {
             let s = self.state.read();
-            (s.version.clone(), s.mem.bytes() + s.frozen.iter().map(|f| f.buffer.bytes()).sum::<usize>())
+            (
+                s.version.clone(),
+                s.mem.bytes() + s.frozen.iter().map(|f| f.buffer.bytes()).sum::<usize>(),
+            )
         };
         let hot = self.hot_levels(&version);
         let counters = self.stats.snapshot(version.levels.len());
@@ -930,15 +1116,28 @@ impl Inner {
         let compacted = self.stats.bytes_compacted_written.load(Ordering::Relaxed);
         let user = self.user_bytes.load(Ordering::Relaxed);
         let total = version.bytes();
-        let deepest = version.levels.iter().rev().find(|l| !l.runs.is_empty()).map_or(0, |l| l.bytes());
+        let deepest = version
+            .levels
+            .iter()
+            .rev()
+            .find(|l| !l.runs.is_empty())
+            .map_or(0, |l| l.bytes());
         Stats {
             levels,
             bytes_flushed: flushed,
             bytes_compacted_read: self.stats.bytes_compacted_read.load(Ordering::Relaxed),
             bytes_compacted_written: compacted,
             user_bytes_written: user,
-            write_amplification: if user == 0 { 0.0 } else { (flushed + compacted) as f64 / user as f64 },
-            space_amplification: if deepest == 0 { 0.0 } else { total as f64 / deepest as f64 },
+            write_amplification: if user == 0 {
+                0.0
+            } else {
+                (flushed + compacted) as f64 / user as f64
+            },
+            space_amplification: if deepest == 0 {
+                0.0
+            } else {
+                total as f64 / deepest as f64
+            },
             disk_bytes: total,
             memory: MemoryStats {
                 buffer_bytes,

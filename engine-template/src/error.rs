@@ -60,12 +60,23 @@ impl From<cosine_levels::Error> for Error {
     fn from(e: cosine_levels::Error) -> Self {
         match e {
             cosine_levels::Error::Io { path, source } => Error::Io { path, source },
-            cosine_levels::Error::Corruption { file, offset, reason } => Error::Corruption { file, offset, reason },
+            cosine_levels::Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => Error::Corruption {
+                file,
+                offset,
+                reason,
+            },
             other => Error::Poisoned(other.to_string()),
         }
     }
 }
 
 pub(crate) fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }

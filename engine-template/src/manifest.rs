@@ -47,7 +47,8 @@ pub fn path(dir: &Path) -> std::path::PathBuf {
 
 /// Writes the manifest atomically.
 pub fn store(dir: &Path, m: &Manifest) -> Result<()> {
-    let json = serde_json::to_vec(m).map_err(|e| Error::Poisoned(format!("manifest encoding: {e}")))?;
+    let json =
+        serde_json::to_vec(m).map_err(|e| Error::Poisoned(format!("manifest encoding: {e}")))?;
     let mut bytes = Vec::with_capacity(json.len() + 8);
     bytes.extend_from_slice(&crc32c::crc32c(&json).to_le_bytes());
     bytes.extend_from_slice(&(json.len() as u32).to_le_bytes());
@@ -71,21 +72,31 @@ pub fn load(dir: &Path) -> Result<Option<Manifest>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::Io { path: p, source: e }),
     };
-    let bad = |offset: u64, reason: &str| Error::Corruption { file: p.clone(), offset, reason: reason.to_string() };
+    let bad = |offset: u64, reason: &str| Error::Corruption {
+        file: p.clone(),
+        offset,
+        reason: reason.to_string(),
+    };
     if bytes.len() < 8 {
         return Err(bad(0, "manifest shorter than its header"));
     }
     let crc = u32::from_le_bytes(bytes[0..4].try_into().unwrap_or([0; 4]));
     let len = u32::from_le_bytes(bytes[4..8].try_into().unwrap_or([0; 4])) as usize;
-    let json = bytes.get(8..8 + len).ok_or_else(|| bad(4, "manifest truncated"))?;
+    let json = bytes
+        .get(8..8 + len)
+        .ok_or_else(|| bad(4, "manifest truncated"))?;
     if crc32c::crc32c(json) != crc || bytes.len() != 8 + len {
         return Err(bad(0, "manifest checksum mismatch"));
     }
-    let m: Manifest = serde_json::from_slice(json).map_err(|e| bad(8, &format!("manifest does not decode: {e}")))?;
+    let m: Manifest = serde_json::from_slice(json)
+        .map_err(|e| bad(8, &format!("manifest does not decode: {e}")))?;
     if m.format != MANIFEST_FORMAT {
         return Err(Error::Incompatible {
             dir: dir.to_path_buf(),
-            reason: format!("manifest format {} (this engine reads {MANIFEST_FORMAT})", m.format),
+            reason: format!(
+                "manifest format {} (this engine reads {MANIFEST_FORMAT})",
+                m.format
+            ),
         });
     }
     Ok(Some(m))

@@ -46,16 +46,29 @@ pub fn design_const(d: &Design) -> String {
     let _ = writeln!(s, "    buffer_bytes: {},", d.buffer_bytes);
     let _ = writeln!(s, "    filter_bytes: {},", d.filter_bytes);
     let _ = writeln!(s, "    fence_bytes: {},", d.fence_bytes);
-    let _ = writeln!(s, "    filter_granularity: FilterGranularity::{:?},", d.filter_granularity);
+    let _ = writeln!(
+        s,
+        "    filter_granularity: FilterGranularity::{:?},",
+        d.filter_granularity
+    );
     let _ = writeln!(s, "    compaction: Compaction::{:?},", d.compaction);
     let _ = writeln!(s, "    run_strategy: RunStrategy::{:?},", d.run_strategy);
     let _ = writeln!(s, "    file_picking: FilePicking::{:?},", d.file_picking);
     let _ = writeln!(s, "    merge_threshold: {:?},", d.merge_threshold);
-    let _ = writeln!(s, "    full_compaction_levels: {},", d.full_compaction_levels);
+    let _ = writeln!(
+        s,
+        "    full_compaction_levels: {},",
+        d.full_compaction_levels
+    );
     let _ = writeln!(s, "    threads: {},", d.threads);
     let _ = writeln!(s, "    file_bytes: {},", d.file_bytes);
     let _ = writeln!(s, "    log: LogKind::{:?},", d.log);
-    let _ = writeln!(s, "    class: {},", d.class.map_or("None".to_string(), |c| format!("Some(DesignClass::{c:?})")));
+    let _ = writeln!(
+        s,
+        "    class: {},",
+        d.class
+            .map_or("None".to_string(), |c| format!("Some(DesignClass::{c:?})"))
+    );
     s.push('}');
     s
 }
@@ -74,9 +87,11 @@ fn dependencies(dep: &Dependency) -> String {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        Dependency::Version(v) => {
-            ["design", "engine", "server"].iter().map(|c| format!("cosine-{c} = \"{v}\"")).collect::<Vec<_>>().join("\n")
-        }
+        Dependency::Version(v) => ["design", "engine", "server"]
+            .iter()
+            .map(|c| format!("cosine-{c} = \"{v}\""))
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
 }
 
@@ -90,7 +105,9 @@ fn fill(template: &str, pairs: &[(&str, String)]) -> String {
 
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         && name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
 }
 
@@ -98,14 +115,19 @@ fn valid_name(name: &str) -> bool {
 pub fn generate(design: &Design, out: &Path, g: &Generate) -> std::io::Result<()> {
     let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
     if !valid_name(&g.name) {
-        return Err(bad(format!("name '{}' must be lower-case letters, digits, '-' or '_', starting with a letter", g.name)));
+        return Err(bad(format!(
+            "name '{}' must be lower-case letters, digits, '-' or '_', starting with a letter",
+            g.name
+        )));
     }
     design.validate().map_err(|e| bad(e.to_string()))?;
     if out.exists() && std::fs::read_dir(out)?.next().is_some() {
         return Err(bad(format!("{} exists and is not empty", out.display())));
     }
     std::fs::create_dir_all(out.join("src"))?;
-    let class = design.class.map_or("unclassified".to_string(), |c| c.to_string());
+    let class = design
+        .class
+        .map_or("unclassified".to_string(), |c| c.to_string());
     let port = g.bind.rsplit(':').next().unwrap_or("6380").to_string();
     let pairs = [
         ("NAME", g.name.clone()),
@@ -134,12 +156,21 @@ pub fn generate(design: &Design, out: &Path, g: &Generate) -> std::io::Result<()
 
 /// twemproxy weights: each shard's memory in GiB, at least 1.
 pub fn weights(d: &Deployment) -> Vec<u64> {
-    d.shards.iter().map(|s| ((s.memory_bytes as f64 / (1u64 << 30) as f64).round() as u64).max(1)).collect()
+    d.shards
+        .iter()
+        .map(|s| ((s.memory_bytes as f64 / (1u64 << 30) as f64).round() as u64).max(1))
+        .collect()
 }
 
 /// Writes a deployment: `engines/<name>-<k>/` (one project per distinct design), `nutcracker.yml`, `start.sh`,
 /// `stop.sh` and a README. Shard i listens on `base_port + i`; the proxy on `proxy_port`.
-pub fn generate_deployment(d: &Deployment, out: &Path, g: &Generate, base_port: u16, proxy_port: u16) -> std::io::Result<()> {
+pub fn generate_deployment(
+    d: &Deployment,
+    out: &Path,
+    g: &Generate,
+    base_port: u16,
+    proxy_port: u16,
+) -> std::io::Result<()> {
     let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
     if d.shards.is_empty() {
         return Err(bad("a deployment needs at least one shard".into()));
@@ -163,19 +194,33 @@ pub fn generate_deployment(d: &Deployment, out: &Path, g: &Generate, base_port: 
     }
     for (k, design) in designs.iter().enumerate() {
         let name = format!("{}-{k}", g.name);
-        let sub = Generate { name: name.clone(), data: format!("data/{name}"), ..g.clone() };
+        let sub = Generate {
+            name: name.clone(),
+            data: format!("data/{name}"),
+            ..g.clone()
+        };
         generate(design, &out.join("engines").join(&name), &sub)?;
     }
     let w = weights(d);
     let mut yml = String::from("# twemproxy (nutcracker): consistent hashing over the Cosine shards, weighted by VM memory\n");
     let _ = writeln!(yml, "cosine:\n  listen: 127.0.0.1:{proxy_port}\n  hash: fnv1a_64\n  distribution: ketama\n  redis: true\n  auto_eject_hosts: false\n  preconnect: true\n  timeout: 5000\n  servers:");
     for (i, s) in d.shards.iter().enumerate() {
-        let _ = writeln!(yml, "   - 127.0.0.1:{}:{} shard-{i}  # {}", base_port as usize + i, w[i], s.vm);
+        let _ = writeln!(
+            yml,
+            "   - 127.0.0.1:{}:{} shard-{i}  # {}",
+            base_port as usize + i,
+            w[i],
+            s.vm
+        );
     }
     std::fs::write(out.join("nutcracker.yml"), yml)?;
     let mut start = String::from("#!/usr/bin/env bash\n# Builds the engines, starts one per shard, then twemproxy in front of them.\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nmkdir -p run data\nexport CARGO_TARGET_DIR=\"${CARGO_TARGET_DIR:-$PWD/target}\"\n");
     for k in 0..designs.len() {
-        let _ = writeln!(start, "cargo build --release -q --manifest-path engines/{}-{k}/Cargo.toml", g.name);
+        let _ = writeln!(
+            start,
+            "cargo build --release -q --manifest-path engines/{}-{k}/Cargo.toml",
+            g.name
+        );
     }
     for (i, s) in d.shards.iter().enumerate() {
         let name = format!("{}-{}", g.name, engine_of[i]);
@@ -200,7 +245,16 @@ pub fn generate_deployment(d: &Deployment, out: &Path, g: &Generate, base_port: 
     }
     let mut readme = format!("# {} deployment on {}\n\n{} shards behind twemproxy (`nutcracker.yml`, ketama, weights by memory):\n\n", g.name, d.provider, d.shards.len());
     for (i, s) in d.shards.iter().enumerate() {
-        let _ = writeln!(readme, "- shard-{i}: {} ({} GiB, weight {}), engine `engines/{}-{}`, port {}", s.vm, s.memory_bytes >> 30, w[i], g.name, engine_of[i], base_port as usize + i);
+        let _ = writeln!(
+            readme,
+            "- shard-{i}: {} ({} GiB, weight {}), engine `engines/{}-{}`, port {}",
+            s.vm,
+            s.memory_bytes >> 30,
+            w[i],
+            g.name,
+            engine_of[i],
+            base_port as usize + i
+        );
     }
     let _ = writeln!(readme, "\n`./start.sh` builds the engines and starts everything (needs `nutcracker`, Debian package `nutcracker`); clients connect to 127.0.0.1:{proxy_port}; `./stop.sh` stops it.");
     std::fs::write(out.join("README.md"), readme)?;
@@ -215,16 +269,34 @@ mod tests {
     fn the_constant_is_the_design() {
         let d = Design::rocksdb_like(1 << 20, 2 << 20, 3 << 20);
         let c = design_const(&d);
-        assert!(c.contains("size_ratio: 10,") && c.contains("class: Some(DesignClass::Lsm),") && c.contains("merge_threshold: 1.0,"));
+        assert!(
+            c.contains("size_ratio: 10,")
+                && c.contains("class: Some(DesignClass::Lsm),")
+                && c.contains("merge_threshold: 1.0,")
+        );
     }
 
     #[test]
     fn refuses_bad_names_and_non_empty_dirs() {
         let dir = tempfile::tempdir().unwrap();
-        let g = Generate { name: "Bad Name".into(), dependency: Dependency::Version("0.1.0".into()), bind: "127.0.0.1:6380".into(), data: "data".into(), source: "x".into() };
-        assert!(generate(&Design::rocksdb_like(1 << 20, 0, 0), &dir.path().join("p"), &g).is_err());
+        let g = Generate {
+            name: "Bad Name".into(),
+            dependency: Dependency::Version("0.1.0".into()),
+            bind: "127.0.0.1:6380".into(),
+            data: "data".into(),
+            source: "x".into(),
+        };
+        assert!(generate(
+            &Design::rocksdb_like(1 << 20, 0, 0),
+            &dir.path().join("p"),
+            &g
+        )
+        .is_err());
         std::fs::write(dir.path().join("file"), "x").unwrap();
-        let g = Generate { name: "ok".into(), ..g };
+        let g = Generate {
+            name: "ok".into(),
+            ..g
+        };
         assert!(generate(&Design::rocksdb_like(1 << 20, 1, 0), dir.path(), &g).is_err());
     }
 }

@@ -67,10 +67,20 @@ impl WalWriter {
     /// Creates segment `id` (and fsyncs the directory so the file survives a crash).
     pub fn create(dir: &Path, id: u64, lsn: u64) -> Result<Self> {
         let path = segment_path(dir, id);
-        let file = File::options().create(true).append(true).open(&path).map_err(io(&path))?;
+        let file = File::options()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io(&path))?;
         let sync_file = std::sync::Arc::new(file.try_clone().map_err(io(&path))?);
         sync_dir(dir)?;
-        Ok(WalWriter { path, out: BufWriter::with_capacity(1 << 16, file), sync_file, id, lsn })
+        Ok(WalWriter {
+            path,
+            out: BufWriter::with_capacity(1 << 16, file),
+            sync_file,
+            id,
+            lsn,
+        })
     }
 
     /// Appends an encoded record (buffered; `flush` or `sync` to push it out).
@@ -128,7 +138,11 @@ pub fn replay(dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
                 break;
             }
             Decoded::Torn | Decoded::Corrupt => {
-                return Err(Error::Corruption { file: path, offset: pos as u64, reason: "bad log record".into() });
+                return Err(Error::Corruption {
+                    file: path,
+                    offset: pos as u64,
+                    reason: "bad log record".into(),
+                });
             }
         }
     }
@@ -153,7 +167,9 @@ fn decode_at(b: &[u8], pos: usize) -> Decoded {
     if crc32c::crc32c(&rest[4..8]) != header_crc {
         return Decoded::Corrupt;
     }
-    let Some(body) = rest.get(HEADER..HEADER + len) else { return Decoded::Torn };
+    let Some(body) = rest.get(HEADER..HEADER + len) else {
+        return Decoded::Torn;
+    };
     let end = pos + HEADER + len;
     debug_assert!(end <= b.len());
     if crc32c::crc32c(body) != payload_crc {
@@ -177,7 +193,11 @@ fn parse_payload(body: &[u8]) -> Option<Record> {
     if vstart + 4 + vlen != body.len() || kind > 1 {
         return None;
     }
-    Some(Record { seq, key, value: (kind == 1).then_some(value) })
+    Some(Record {
+        seq,
+        key,
+        value: (kind == 1).then_some(value),
+    })
 }
 
 /// fsyncs a directory so that created, renamed and removed entries are durable.
@@ -194,7 +214,13 @@ mod tests {
         let mut buf = Vec::new();
         for i in 0..n {
             buf.clear();
-            encode(i % 3 != 0, i, format!("k{i}").as_bytes(), b"value", &mut buf);
+            encode(
+                i % 3 != 0,
+                i,
+                format!("k{i}").as_bytes(),
+                b"value",
+                &mut buf,
+            );
             w.append(&buf).unwrap();
         }
         w.sync().unwrap();
@@ -220,19 +246,36 @@ mod tests {
         assert_eq!(replay(dir.path(), 1, true).unwrap().len(), 9);
         let mut nine = Vec::new();
         for i in 0..9u64 {
-            encode(i % 3 != 0, i, format!("k{i}").as_bytes(), b"value", &mut nine);
+            encode(
+                i % 3 != 0,
+                i,
+                format!("k{i}").as_bytes(),
+                b"value",
+                &mut nine,
+            );
         }
-        assert_eq!(std::fs::metadata(segment_path(dir.path(), 1)).unwrap().len() as usize, nine.len());
+        assert_eq!(
+            std::fs::metadata(segment_path(dir.path(), 1))
+                .unwrap()
+                .len() as usize,
+            nine.len()
+        );
         // a flipped byte in the middle is corruption, not the end of the log
         let mut bad = bytes.clone();
         bad[bytes.len() / 2] ^= 1;
         std::fs::write(segment_path(dir.path(), 1), &bad).unwrap();
-        assert!(matches!(replay(dir.path(), 1, true), Err(Error::Corruption { .. })));
+        assert!(matches!(
+            replay(dir.path(), 1, true),
+            Err(Error::Corruption { .. })
+        ));
         // and so is a flipped byte in the last record
         let mut bad = bytes.clone();
         let last = bad.len() - 2;
         bad[last] ^= 1;
         std::fs::write(segment_path(dir.path(), 1), &bad).unwrap();
-        assert!(matches!(replay(dir.path(), 1, true), Err(Error::Corruption { .. })));
+        assert!(matches!(
+            replay(dir.path(), 1, true),
+            Err(Error::Corruption { .. })
+        ));
     }
 }

@@ -10,7 +10,14 @@ use std::path::Path;
 
 fn build(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let (_, design) = common::shapes().into_iter().next().unwrap();
-    let e = Engine::open_with(dir, &design, Options { sync: SyncMode::Always }).unwrap();
+    let e = Engine::open_with(
+        dir,
+        &design,
+        Options {
+            sync: SyncMode::Always,
+        },
+    )
+    .unwrap();
     let mut model = BTreeMap::new();
     for i in 0..1500u32 {
         let k = format!("key{:06}", (i * 7919) % 1500).into_bytes();
@@ -42,11 +49,22 @@ fn copy_dir(from: &Path, to: &Path) {
 /// reported. Panics on wrong data.
 fn check(dir: &Path, model: &BTreeMap<Vec<u8>, Vec<u8>>, what: &str) -> Result<(), Error> {
     let (_, design) = common::shapes().into_iter().next().unwrap();
-    let e = Engine::open_with(dir, &design, Options { sync: SyncMode::Never })?;
+    let e = Engine::open_with(
+        dir,
+        &design,
+        Options {
+            sync: SyncMode::Never,
+        },
+    )?;
     let mut first_err = None;
     for (k, v) in model {
         match e.get(k) {
-            Ok(got) => assert_eq!(got.as_ref(), Some(v), "{what}: wrong data for {:?}", String::from_utf8_lossy(k)),
+            Ok(got) => assert_eq!(
+                got.as_ref(),
+                Some(v),
+                "{what}: wrong data for {:?}",
+                String::from_utf8_lossy(k)
+            ),
             Err(err) => {
                 first_err.get_or_insert(err);
             }
@@ -54,7 +72,8 @@ fn check(dir: &Path, model: &BTreeMap<Vec<u8>, Vec<u8>>, what: &str) -> Result<(
     }
     match e.scan(.., usize::MAX) {
         Ok(all) => {
-            let want: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let want: Vec<(Vec<u8>, Vec<u8>)> =
+                model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             assert_eq!(all, want, "{what}: scan returned wrong data");
         }
         Err(err) => {
@@ -72,10 +91,17 @@ fn check(dir: &Path, model: &BTreeMap<Vec<u8>, Vec<u8>>, what: &str) -> Result<(
 fn flipped_bytes_anywhere_are_detected() {
     let base = tempfile::tempdir().unwrap();
     let model = build(base.path());
-    let mut files: Vec<_> = std::fs::read_dir(base.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(base.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
-    assert!(files.iter().any(|p| p.extension().is_some_and(|x| x == "run")));
-    assert!(files.iter().any(|p| p.extension().is_some_and(|x| x == "wal")));
+    assert!(files
+        .iter()
+        .any(|p| p.extension().is_some_and(|x| x == "run")));
+    assert!(files
+        .iter()
+        .any(|p| p.extension().is_some_and(|x| x == "wal")));
     let (mut detected, mut clean) = (0, 0);
     for file in &files {
         let len = std::fs::metadata(file).unwrap().len() as usize;
@@ -93,9 +119,17 @@ fn flipped_bytes_anywhere_are_detected() {
             let what = format!("{} byte {pos}", file.file_name().unwrap().to_string_lossy());
             match check(scratch.path(), &model, &what) {
                 Ok(()) => clean += 1,
-                Err(Error::Corruption { file: f, offset, .. }) => {
-                    assert!(f.ends_with(file.file_name().unwrap()), "{what}: blamed {f:?}");
-                    assert!(offset as usize <= pos + 1, "{what}: reported offset {offset}");
+                Err(Error::Corruption {
+                    file: f, offset, ..
+                }) => {
+                    assert!(
+                        f.ends_with(file.file_name().unwrap()),
+                        "{what}: blamed {f:?}"
+                    );
+                    assert!(
+                        offset as usize <= pos + 1,
+                        "{what}: reported offset {offset}"
+                    );
                     detected += 1;
                 }
                 Err(other) => panic!("{what}: expected a corruption error, got {other}"),
@@ -103,5 +137,8 @@ fn flipped_bytes_anywhere_are_detected() {
         }
     }
     // a flip is only harmless where no read depends on it (e.g. the padding of the log's last record)
-    assert!(detected > clean * 10, "detected {detected}, undetected {clean}");
+    assert!(
+        detected > clean * 10,
+        "detected {detected}, undetected {clean}"
+    );
 }

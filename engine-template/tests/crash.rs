@@ -78,23 +78,41 @@ fn crash_cycles(cycles: usize, seed: u64) {
             }
         }
         next += 1; // the write in flight at the kill may or may not have landed: never reuse its key
-        let e = Engine::open_with(&data, &design, Options { sync: SyncMode::Always }).unwrap();
+        let e = Engine::open_with(
+            &data,
+            &design,
+            Options {
+                sync: SyncMode::Always,
+            },
+        )
+        .unwrap();
         for n in &puts {
             let got = e.get(format!("k{n:010}").as_bytes()).unwrap();
             if deletes.contains(n) {
                 assert_eq!(got, None, "cycle {cycle}: acknowledged delete of {n} lost");
             } else if !in_flight_deletes.contains(n) {
-                assert_eq!(got, Some(value(*n)), "cycle {cycle}: acknowledged put of {n} lost");
+                assert_eq!(
+                    got,
+                    Some(value(*n)),
+                    "cycle {cycle}: acknowledged put of {n} lost"
+                );
             }
         }
-        let live: BTreeMap<Vec<u8>, Vec<u8>> = e.scan(.., usize::MAX).unwrap().into_iter().collect();
+        let live: BTreeMap<Vec<u8>, Vec<u8>> =
+            e.scan(.., usize::MAX).unwrap().into_iter().collect();
         for k in live.keys() {
             let n: u64 = std::str::from_utf8(&k[1..]).unwrap().parse().unwrap();
-            assert!(!deletes.contains(&n), "cycle {cycle}: deleted key {n} came back");
+            assert!(
+                !deletes.contains(&n),
+                "cycle {cycle}: deleted key {n} came back"
+            );
         }
         e.close().unwrap();
     }
-    assert!(total_acks > cycles, "the writer made progress: {total_acks} acknowledgements");
+    assert!(
+        total_acks > cycles,
+        "the writer made progress: {total_acks} acknowledgements"
+    );
 }
 
 #[test]
@@ -103,7 +121,7 @@ fn crash_20_cycles() {
 }
 
 #[test]
-#[ignore = "long: 1,000 kill/reopen cycles (run with --ignored)"]
+#[ignore = "long (about 15 minutes): 1,000 kill/reopen cycles; run with cargo test -p cosine-engine --release --test crash -- --ignored crash_1000"]
 fn crash_1000_cycles() {
     crash_cycles(1000, 2);
 }

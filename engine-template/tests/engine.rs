@@ -45,7 +45,14 @@ fn every_shape_holds_its_data_and_its_shape() {
     let n = 6000;
     for (name, design) in common::shapes() {
         let dir = tempfile::tempdir().unwrap();
-        let e = Engine::open_with(dir.path(), &design, Options { sync: SyncMode::Never }).unwrap();
+        let e = Engine::open_with(
+            dir.path(),
+            &design,
+            Options {
+                sync: SyncMode::Never,
+            },
+        )
+        .unwrap();
         fill(&e, n);
         e.flush().unwrap();
         e.wait_for_compactions().unwrap();
@@ -53,8 +60,15 @@ fn every_shape_holds_its_data_and_its_shape() {
             assert_eq!(e.get(&key(i)).unwrap(), expected(i), "{name}: key {i}");
         }
         let all = e.scan(.., usize::MAX).unwrap();
-        assert_eq!(all.len(), (0..n).filter(|i| expected(*i).is_some()).count(), "{name}");
-        assert!(all.windows(2).all(|w| w[0].0 < w[1].0), "{name}: scan out of order");
+        assert_eq!(
+            all.len(),
+            (0..n).filter(|i| expected(*i).is_some()).count(),
+            "{name}"
+        );
+        assert!(
+            all.windows(2).all(|w| w[0].0 < w[1].0),
+            "{name}: scan out of order"
+        );
         let s = e.stats();
         let depth = s.levels.len();
         match name {
@@ -62,17 +76,41 @@ fn every_shape_holds_its_data_and_its_shape() {
             _ => assert!(depth >= 2, "{name}: {depth} levels"),
         }
         if name == "btree-like" || name == "hybrid" {
-            assert!(s.levels.iter().any(|l| !l.hot), "{name}: expected cold levels: {:?}", s.levels);
-            assert!(s.index_reads() > 0, "{name}: cold levels are reached through on-disk index blocks");
+            assert!(
+                s.levels.iter().any(|l| !l.hot),
+                "{name}: expected cold levels: {:?}",
+                s.levels
+            );
+            assert!(
+                s.index_reads() > 0,
+                "{name}: cold levels are reached through on-disk index blocks"
+            );
         } else {
             assert!(s.levels.iter().all(|l| l.hot), "{name}: {:?}", s.levels);
         }
         for l in &s.levels {
-            let limit = if l.level == depth || !l.hot { design.cold_runs } else { design.hot_runs };
-            assert!(l.runs as u64 <= limit, "{name}: level {} has {} runs > {limit}", l.level, l.runs);
+            let limit = if l.level == depth || !l.hot {
+                design.cold_runs
+            } else {
+                design.hot_runs
+            };
+            assert!(
+                l.runs as u64 <= limit,
+                "{name}: level {} has {} runs > {limit}",
+                l.level,
+                l.runs
+            );
         }
-        assert!(s.write_amplification >= 1.0, "{name}: {}", s.write_amplification);
-        assert!(s.memory.fence_bytes as u64 <= design.fence_bytes + 16 * 1024, "{name}: {:?}", s.memory);
+        assert!(
+            s.write_amplification >= 1.0,
+            "{name}: {}",
+            s.write_amplification
+        );
+        assert!(
+            s.memory.fence_bytes as u64 <= design.fence_bytes + 16 * 1024,
+            "{name}: {:?}",
+            s.memory
+        );
         if design.filter_bytes > 0 {
             // lookups probe filters wherever a hot level holds data (a hybrid's may all sit cold after compaction)
             if s.levels.iter().any(|l| l.hot && l.entries > 0) {
@@ -80,15 +118,27 @@ fn every_shape_holds_its_data_and_its_shape() {
             }
             // new files' bits are capped by what M_BF has left; a flush and a compaction sizing filters at the
             // same moment can overshoot a little
-            assert!(s.memory.filter_bytes as u64 <= design.filter_bytes * 5 / 4 + 512, "{name}: {:?}", s.memory);
+            assert!(
+                s.memory.filter_bytes as u64 <= design.filter_bytes * 5 / 4 + 512,
+                "{name}: {:?}",
+                s.memory
+            );
         }
         let held = (s.memory.buffer_bytes + s.memory.filter_bytes + s.memory.fence_bytes) as u64;
-        assert!(held <= s.memory.budget_bytes + 16 * 1024, "{name}: {:?}", s.memory);
+        assert!(
+            held <= s.memory.budget_bytes + 16 * 1024,
+            "{name}: {:?}",
+            s.memory
+        );
         drop(e);
         // reopen: the same answers from the recovered tree
         let e = Engine::open(dir.path(), &design).unwrap();
         for i in (0..n).step_by(7) {
-            assert_eq!(e.get(&key(i)).unwrap(), expected(i), "{name} after reopen: key {i}");
+            assert_eq!(
+                e.get(&key(i)).unwrap(),
+                expected(i),
+                "{name} after reopen: key {i}"
+            );
         }
         e.close().unwrap();
     }
@@ -99,7 +149,14 @@ fn lsm_lookups_cost_about_one_block_and_misses_about_the_fpr() {
     let (_, mut design) = common::shapes().into_iter().next().unwrap();
     design.filter_bytes = 64 << 10; // plenty: ~10+ bits per key
     let dir = tempfile::tempdir().unwrap();
-    let e = Engine::open_with(dir.path(), &design, Options { sync: SyncMode::Never }).unwrap();
+    let e = Engine::open_with(
+        dir.path(),
+        &design,
+        Options {
+            sync: SyncMode::Never,
+        },
+    )
+    .unwrap();
     let n = 5000;
     for i in 0..n {
         e.put(&key(i), &value(i, 0)).unwrap();
@@ -112,14 +169,20 @@ fn lsm_lookups_cost_about_one_block_and_misses_about_the_fpr() {
     }
     let hits = e.stats();
     let per_hit = (hits.block_reads() - before.block_reads()) as f64 / n as f64;
-    assert!((1.0..1.1).contains(&per_hit), "a hit costs {per_hit} block reads");
+    assert!(
+        (1.0..1.1).contains(&per_hit),
+        "a hit costs {per_hit} block reads"
+    );
     for i in 0..n {
         assert!(e.get(format!("miss{i:08}").as_bytes()).unwrap().is_none());
     }
     let misses = e.stats();
     let per_miss = (misses.block_reads() - hits.block_reads()) as f64 / n as f64;
     assert!(per_miss < 0.05, "a miss costs {per_miss} block reads");
-    assert_eq!(misses.block_reads() - hits.block_reads(), misses.false_positives() - hits.false_positives());
+    assert_eq!(
+        misses.block_reads() - hits.block_reads(),
+        misses.false_positives() - hits.false_positives()
+    );
 }
 
 #[test]
@@ -140,7 +203,9 @@ fn concurrent_readers_and_writers() {
                     }
                     if i % 97 == 0 {
                         e.read_modify_write(b"counter", |old| {
-                            let c = old.map(|o| u64::from_le_bytes(o.try_into().unwrap())).unwrap_or(0);
+                            let c = old
+                                .map(|o| u64::from_le_bytes(o.try_into().unwrap()))
+                                .unwrap_or(0);
                             Some((c + 1).to_le_bytes().to_vec())
                         })
                         .unwrap();
@@ -164,9 +229,21 @@ fn concurrent_readers_and_writers() {
         t.join().unwrap();
     }
     let c = e.get(b"counter").unwrap().unwrap();
-    assert_eq!(u64::from_le_bytes(c.try_into().unwrap()), 4 * 16, "every rmw counted exactly once");
+    assert_eq!(
+        u64::from_le_bytes(c.try_into().unwrap()),
+        4 * 16,
+        "every rmw counted exactly once"
+    );
     for t in 0..4 {
-        assert_eq!(e.scan(format!("t{t}-").into_bytes()..format!("t{t}-~").into_bytes(), usize::MAX).unwrap().len(), 1500);
+        assert_eq!(
+            e.scan(
+                format!("t{t}-").into_bytes()..format!("t{t}-~").into_bytes(),
+                usize::MAX
+            )
+            .unwrap()
+            .len(),
+            1500
+        );
     }
 }
 
@@ -175,13 +252,22 @@ fn limits_are_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     let e = Engine::open(dir.path(), &Design::rocksdb_like(1 << 16, 1 << 10, 1 << 16)).unwrap();
     let big_key = vec![0u8; 64 * 1024 + 1];
-    assert!(matches!(e.put(&big_key, b"v"), Err(Error::KeyTooLarge(65537))));
+    assert!(matches!(
+        e.put(&big_key, b"v"),
+        Err(Error::KeyTooLarge(65537))
+    ));
     assert!(matches!(e.get(&big_key), Err(Error::KeyTooLarge(_))));
     e.put(&vec![1u8; 64 * 1024], b"max key").unwrap();
-    assert_eq!(e.get(&vec![1u8; 64 * 1024]).unwrap().as_deref(), Some(&b"max key"[..]));
+    assert_eq!(
+        e.get(&vec![1u8; 64 * 1024]).unwrap().as_deref(),
+        Some(&b"max key"[..])
+    );
     let mut bad = Design::rocksdb_like(1 << 16, 0, 0);
     bad.hot_runs = 10;
-    assert!(matches!(Engine::open(tempfile::tempdir().unwrap().path(), &bad), Err(Error::InvalidDesign(_))));
+    assert!(matches!(
+        Engine::open(tempfile::tempdir().unwrap().path(), &bad),
+        Err(Error::InvalidDesign(_))
+    ));
 }
 
 #[test]
@@ -189,7 +275,10 @@ fn a_directory_opens_once() {
     let dir = tempfile::tempdir().unwrap();
     let d = Design::rocksdb_like(1 << 16, 1 << 10, 1 << 16);
     let e = Engine::open(dir.path(), &d).unwrap();
-    assert!(matches!(Engine::open(dir.path(), &d), Err(Error::Locked(_))));
+    assert!(matches!(
+        Engine::open(dir.path(), &d),
+        Err(Error::Locked(_))
+    ));
     e.close().unwrap();
     Engine::open(dir.path(), &d).unwrap().close().unwrap();
 }

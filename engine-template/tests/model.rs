@@ -37,7 +37,9 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options { sync: SyncMode::Never };
+    let opts = Options {
+        sync: SyncMode::Never,
+    };
     let mut engine = Some(Engine::open_with(dir.path(), design, opts).unwrap());
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in ops {
@@ -51,7 +53,12 @@ fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> 
                 e.delete(&key(*k)).unwrap();
                 model.remove(&key(*k));
             }
-            Op::Get(k) => prop_assert_eq!(e.get(&key(*k)).unwrap(), model.get(&key(*k)).cloned(), "get {}", k),
+            Op::Get(k) => prop_assert_eq!(
+                e.get(&key(*k)).unwrap(),
+                model.get(&key(*k)).cloned(),
+                "get {}",
+                k
+            ),
             Op::Scan(a, b, n) => {
                 let got = e.scan(key(*a)..=key(*b), *n).unwrap();
                 let want: Vec<(Vec<u8>, Vec<u8>)> = model

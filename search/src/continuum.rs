@@ -48,7 +48,11 @@ impl SearchOptions {
     /// Defaults for a budget: all providers, no SLAs, ε = 0.1, 10% noise, up to 32 VMs, $1 to $500,000 (widened
     /// when the budget lies outside).
     pub fn new(budget: f64) -> Self {
-        let hi = if budget > 500_000.0 { budget + 500_000.0 } else { 500_000.0 };
+        let hi = if budget > 500_000.0 {
+            budget + 500_000.0
+        } else {
+            500_000.0
+        };
         SearchOptions {
             budget,
             providers: vec!["aws".into(), "gcp".into(), "azure".into()],
@@ -74,7 +78,11 @@ pub fn noisy_mix(mix: &OperationMix, nu: f64) -> OperationMix {
     let zeros = a.iter().filter(|x| **x == 0.0).count();
     if zeros > 0 {
         for x in a.iter_mut() {
-            *x = if *x == 0.0 { nu / zeros as f64 } else { *x * (1.0 - nu) };
+            *x = if *x == 0.0 {
+                nu / zeros as f64
+            } else {
+                *x * (1.0 - nu)
+            };
         }
     } else {
         let top = (0..6).max_by(|&i, &j| a[i].total_cmp(&a[j])).unwrap_or(0);
@@ -132,7 +140,11 @@ impl Config {
 
     /// "2 x r5.large + 1 x r5.xlarge".
     pub fn describe(&self) -> String {
-        self.parts.iter().map(|p| format!("{} x {}", p.count, p.vm)).collect::<Vec<_>>().join(" + ")
+        self.parts
+            .iter()
+            .map(|p| format!("{} x {}", p.count, p.vm))
+            .collect::<Vec<_>>()
+            .join(" + ")
     }
 }
 
@@ -163,7 +175,10 @@ pub fn undominated(p: &Provider) -> Vec<usize> {
                     && (v[j].memory_bytes > v[i].memory_bytes
                         || v[j].vcpus > v[i].vcpus
                         || v[j].hourly_usd < v[i].hourly_usd
-                        || (v[j].memory_bytes == v[i].memory_bytes && v[j].vcpus == v[i].vcpus && v[j].hourly_usd == v[i].hourly_usd && j < i))
+                        || (v[j].memory_bytes == v[i].memory_bytes
+                            && v[j].vcpus == v[i].vcpus
+                            && v[j].hourly_usd == v[i].hourly_usd
+                            && j < i))
             })
         })
         .collect()
@@ -186,7 +201,11 @@ impl Ctx<'_> {
         let frac = entries / self.workload.entries as f64;
         w.entries = (entries.round() as u64).max(1);
         w.operations = ((self.workload.operations as f64 * frac).round() as u64).max(1);
-        w.mix = if self.opts.rho.is_some() { w.mix } else { noisy_mix(&w.mix, self.opts.noise) };
+        w.mix = if self.opts.rho.is_some() {
+            w.mix
+        } else {
+            noisy_mix(&w.mix, self.opts.noise)
+        };
         Shard {
             keys: KeySpace::from_workload(&w),
             workload: w,
@@ -205,14 +224,27 @@ impl Ctx<'_> {
     fn price(&self, counts: &[(usize, u32)]) -> Option<Quote> {
         let w = self.workload;
         let data = w.entries as f64 * w.entry_bytes() as f64;
-        let q = quote(self.catalog, self.provider, counts, data, w.mix.reads(), w.mix.writes(), &self.opts.slas).ok()?;
-        (q.total_usd >= self.opts.cost_range.0 && q.total_usd <= self.opts.cost_range.1).then_some(q)
+        let q = quote(
+            self.catalog,
+            self.provider,
+            counts,
+            data,
+            w.mix.reads(),
+            w.mix.writes(),
+            &self.opts.slas,
+        )
+        .ok()?;
+        (q.total_usd >= self.opts.cost_range.0 && q.total_usd <= self.opts.cost_range.1)
+            .then_some(q)
     }
 
     /// Scores a configuration; `template` gives, per VM type, the design shape to re-fit (None: full search).
     fn score(&self, counts: &[(usize, u32)], templates: &[Option<&Scored>]) -> Option<Config> {
         let q = self.price(counts)?;
-        let total_mem: f64 = counts.iter().map(|&(i, c)| self.provider.vms[i].memory_bytes as f64 * c as f64).sum();
+        let total_mem: f64 = counts
+            .iter()
+            .map(|&(i, c)| self.provider.vms[i].memory_bytes as f64 * c as f64)
+            .sum();
         let mut parts = Vec::new();
         let mut latency: f64 = 0.0;
         for (k, &(i, c)) in counts.iter().enumerate() {
@@ -237,8 +269,18 @@ impl Ctx<'_> {
         if let Some(p) = &self.opts.progress {
             p.fetch_add(1, Ordering::Relaxed);
         }
-        let throughput = if latency > 0.0 { self.workload.operations as f64 / latency } else { f64::INFINITY };
-        Some(Config { provider: self.provider.id.clone(), parts, cost: q, latency_s: latency, throughput })
+        let throughput = if latency > 0.0 {
+            self.workload.operations as f64 / latency
+        } else {
+            f64::INFINITY
+        };
+        Some(Config {
+            provider: self.provider.id.clone(),
+            parts,
+            cost: q,
+            latency_s: latency,
+            throughput,
+        })
     }
 }
 
@@ -266,18 +308,39 @@ impl Ctx<'_> {
             }],
             cost: q,
             latency_s: latency,
-            throughput: if latency > 0.0 { self.workload.operations as f64 / latency } else { f64::INFINITY },
+            throughput: if latency > 0.0 {
+                self.workload.operations as f64 / latency
+            } else {
+                f64::INFINITY
+            },
         })
     }
 }
 
 /// A fixed system's continuum over every provider searched (homogeneous configurations: the system decides the
 /// design, only the hardware varies).
-pub fn baseline_frontier(catalog: &Catalog, workload: &Workload, phi: &PhiLibrary, opts: &SearchOptions, system: Baseline) -> Vec<Config> {
+pub fn baseline_frontier(
+    catalog: &Catalog,
+    workload: &Workload,
+    phi: &PhiLibrary,
+    opts: &SearchOptions,
+    system: Baseline,
+) -> Vec<Config> {
     let designs = AtomicUsize::new(0);
     let mut all = Vec::new();
-    for provider in catalog.providers.iter().filter(|p| opts.providers.contains(&p.id)) {
-        let ctx = Ctx { catalog, provider, workload, phi, opts, designs: &designs };
+    for provider in catalog
+        .providers
+        .iter()
+        .filter(|p| opts.providers.contains(&p.id))
+    {
+        let ctx = Ctx {
+            catalog,
+            provider,
+            workload,
+            phi,
+            opts,
+            designs: &designs,
+        };
         let configs: Vec<Config> = undominated(provider)
             .par_iter()
             .flat_map_iter(|&i| (1..=opts.max_vms).map(move |c| (i, c)))
@@ -290,11 +353,18 @@ pub fn baseline_frontier(catalog: &Catalog, workload: &Workload, phi: &PhiLibrar
 
 /// The continuum: configurations sorted by cost, keeping each one that is faster than every cheaper one.
 pub fn frontier(mut configs: Vec<Config>) -> Vec<Config> {
-    configs.sort_by(|a, b| a.monthly_usd().total_cmp(&b.monthly_usd()).then(a.latency_s.total_cmp(&b.latency_s)));
+    configs.sort_by(|a, b| {
+        a.monthly_usd()
+            .total_cmp(&b.monthly_usd())
+            .then(a.latency_s.total_cmp(&b.latency_s))
+    });
     let mut out: Vec<Config> = Vec::new();
     for c in configs {
         if out.last().is_none_or(|l| c.latency_s < l.latency_s) {
-            if out.last().is_some_and(|l| l.monthly_usd() == c.monthly_usd()) {
+            if out
+                .last()
+                .is_some_and(|l| l.monthly_usd() == c.monthly_usd())
+            {
                 out.pop();
             }
             out.push(c);
@@ -319,10 +389,20 @@ pub fn provider_configs(
     counts: &mut SearchCounts,
 ) -> Vec<Config> {
     let designs = AtomicUsize::new(0);
-    let ctx = Ctx { catalog, provider, workload, phi, opts, designs: &designs };
+    let ctx = Ctx {
+        catalog,
+        provider,
+        workload,
+        phi,
+        opts,
+        designs: &designs,
+    };
     let types = undominated(provider);
     counts.vm_types += types.len();
-    let anchors: Vec<u32> = (0..).map(|k| 1u32 << k).take_while(|c| *c <= opts.max_vms).collect();
+    let anchors: Vec<u32> = (0..)
+        .map(|k| 1u32 << k)
+        .take_while(|c| *c <= opts.max_vms)
+        .collect();
     // full design searches at the anchor counts
     let anchor_results: Vec<((usize, u32), Option<Config>)> = types
         .par_iter()
@@ -333,19 +413,31 @@ pub fn provider_configs(
         anchor_results
             .iter()
             .filter(|((t, _), r)| *t == i && r.is_some())
-            .min_by(|a, b| ((a.0 .1 as f64).ln() - c.ln()).abs().total_cmp(&((b.0 .1 as f64).ln() - c.ln()).abs()))
+            .min_by(|a, b| {
+                ((a.0 .1 as f64).ln() - c.ln())
+                    .abs()
+                    .total_cmp(&((b.0 .1 as f64).ln() - c.ln()).abs())
+            })
             .and_then(|(_, r)| r.as_ref().map(|r| r.parts[0].design.clone()))
     };
     // the other counts re-fit the nearest anchor's shape
     let rest: Vec<Config> = types
         .par_iter()
-        .flat_map_iter(|&i| (1..=opts.max_vms).filter(|c| !anchors.contains(c)).map(move |c| (i, c)))
+        .flat_map_iter(|&i| {
+            (1..=opts.max_vms)
+                .filter(|c| !anchors.contains(c))
+                .map(move |c| (i, c))
+        })
         .filter_map(|(i, c)| {
             let t = template(i, c as f64)?;
             ctx.score(&[(i, c)], &[Some(&t)])
         })
         .collect();
-    let mut configs: Vec<Config> = anchor_results.iter().filter_map(|(_, r)| r.clone()).chain(rest).collect();
+    let mut configs: Vec<Config> = anchor_results
+        .iter()
+        .filter_map(|(_, r)| r.clone())
+        .chain(rest)
+        .collect();
     // mixed configurations of two types on the homogeneous frontier, where an estimate says they may help
     let homogeneous = frontier(configs.clone());
     let mut on_frontier: Vec<usize> = Vec::new();
@@ -386,7 +478,8 @@ pub fn provider_configs(
             let mem = |i: usize| provider.vms[i].memory_bytes as f64;
             let total = mem(a) * ca as f64 + mem(b) * cb as f64;
             let n = workload.entries as f64;
-            let estimate = per_vm_latency(a, n * mem(a) / total)?.max(per_vm_latency(b, n * mem(b) / total)?);
+            let estimate =
+                per_vm_latency(a, n * mem(a) / total)?.max(per_vm_latency(b, n * mem(b) / total)?);
             let current = best_within(&homogeneous, q.total_usd)?;
             if estimate >= current.latency_s * 0.98 {
                 return None;
@@ -422,11 +515,20 @@ pub struct SearchResult {
 }
 
 /// Runs the search.
-pub fn search(catalog: &Catalog, workload: &Workload, phi: &PhiLibrary, opts: &SearchOptions) -> SearchResult {
+pub fn search(
+    catalog: &Catalog,
+    workload: &Workload,
+    phi: &PhiLibrary,
+    opts: &SearchOptions,
+) -> SearchResult {
     let mut counts = SearchCounts::default();
     let mut per_provider = Vec::new();
     let mut all = Vec::new();
-    for p in catalog.providers.iter().filter(|p| opts.providers.contains(&p.id)) {
+    for p in catalog
+        .providers
+        .iter()
+        .filter(|p| opts.providers.contains(&p.id))
+    {
         let configs = provider_configs(catalog, p, workload, phi, opts, &mut counts);
         let f = frontier(configs);
         all.extend(f.iter().cloned());
@@ -437,8 +539,19 @@ pub fn search(catalog: &Catalog, workload: &Workload, phi: &PhiLibrary, opts: &S
     let best = i.checked_sub(1).map(|i| frontier[i].clone());
     let cheaper = i.checked_sub(2).map(|i| frontier[i].clone());
     let faster = frontier.get(i).cloned();
-    let baselines = Baseline::ALL.iter().map(|&b| (b, baseline_frontier(catalog, workload, phi, opts, b))).collect();
-    SearchResult { best, cheaper, faster, frontier, per_provider, counts, baselines }
+    let baselines = Baseline::ALL
+        .iter()
+        .map(|&b| (b, baseline_frontier(catalog, workload, phi, opts, b)))
+        .collect();
+    SearchResult {
+        best,
+        cheaper,
+        faster,
+        frontier,
+        per_provider,
+        counts,
+        baselines,
+    }
 }
 
 /// Shared handle for progress reporting (configurations scored so far).
@@ -451,11 +564,22 @@ mod tests {
 
     #[test]
     fn noise_spreads_ten_percent() {
-        let m = OperationMix { lookup: 0.5, blind_update: 0.5, ..Default::default() };
+        let m = OperationMix {
+            lookup: 0.5,
+            blind_update: 0.5,
+            ..Default::default()
+        };
         let n = noisy_mix(&m, 0.1);
         assert!((n.lookup - 0.45).abs() < 1e-12 && (n.scan - 0.025).abs() < 1e-12);
         n.validate().unwrap();
-        let full = OperationMix { lookup: 0.5, empty_lookup: 0.1, insert: 0.1, blind_update: 0.1, rmw: 0.1, scan: 0.1 };
+        let full = OperationMix {
+            lookup: 0.5,
+            empty_lookup: 0.1,
+            insert: 0.1,
+            blind_update: 0.1,
+            rmw: 0.1,
+            scan: 0.1,
+        };
         let n = noisy_mix(&full, 0.1);
         assert!((n.lookup - 0.45).abs() < 1e-12 && (n.scan - 0.11).abs() < 1e-12);
     }
@@ -472,7 +596,10 @@ mod tests {
         assert!(!r.frontier.is_empty());
         for pair in r.frontier.windows(2) {
             assert!(pair[0].monthly_usd() < pair[1].monthly_usd());
-            assert!(pair[0].latency_s > pair[1].latency_s, "more money never buys less");
+            assert!(
+                pair[0].latency_s > pair[1].latency_s,
+                "more money never buys less"
+            );
         }
         let best = r.best.unwrap();
         assert!(best.monthly_usd() <= 5_000.0);
@@ -483,7 +610,10 @@ mod tests {
         }
         for p in &best.parts {
             p.design.design.validate().unwrap();
-            assert!(p.design.design.memory_bytes() as f64 <= p.memory_gib * 1024.0 * 1024.0 * 1024.0 + 1.0);
+            assert!(
+                p.design.design.memory_bytes() as f64
+                    <= p.memory_gib * 1024.0 * 1024.0 * 1024.0 + 1.0
+            );
         }
     }
 
@@ -513,25 +643,46 @@ mod tests {
         opts.providers = vec!["aws".into()];
         opts.max_vms = 4;
         let r = search(&catalog, w, &PhiLibrary::default(), &opts);
-        r.best.unwrap().parts.iter().map(|p| (p.design.class, p.design.design.hot_runs)).collect()
+        r.best
+            .unwrap()
+            .parts
+            .iter()
+            .map(|p| (p.design.class, p.design.design.hot_runs))
+            .collect()
     }
 
     #[test]
     fn write_heavy_on_little_money_is_write_optimised() {
-        let mut w = Workload::with_mix(OperationMix { insert: 0.9, lookup: 0.1, ..Default::default() });
+        let mut w = Workload::with_mix(OperationMix {
+            insert: 0.9,
+            lookup: 0.1,
+            ..Default::default()
+        });
         w.entries = 2_000_000_000;
         for (class, k) in classes(&w, 1_000.0) {
-            assert!(k > 1 || class == cosine_design::DesignClass::Lsh, "{class:?} with K = {k}");
+            assert!(
+                k > 1 || class == cosine_design::DesignClass::Lsh,
+                "{class:?} with K = {k}"
+            );
         }
     }
 
     #[test]
     fn range_heavy_lands_on_btree_like_designs() {
-        let mut w = Workload::with_mix(OperationMix { scan: 0.9, lookup: 0.05, insert: 0.05, ..Default::default() });
+        let mut w = Workload::with_mix(OperationMix {
+            scan: 0.9,
+            lookup: 0.05,
+            insert: 0.05,
+            ..Default::default()
+        });
         w.entries = 2_000_000_000;
         w.scan_length = 2_000;
         for (class, k) in classes(&w, 1_000.0) {
-            assert_eq!(class, cosine_design::DesignClass::Btree, "{class:?} with K = {k}");
+            assert_eq!(
+                class,
+                cosine_design::DesignClass::Btree,
+                "{class:?} with K = {k}"
+            );
         }
     }
 
@@ -542,6 +693,9 @@ mod tests {
         let keep = undominated(aws);
         let names: Vec<&str> = keep.iter().map(|&i| aws.vms[i].name.as_str()).collect();
         // r5d costs more than r5 for the same memory and cores (local NVMe is not modelled)
-        assert!(!names.contains(&"r5d.large") && names.contains(&"r5.large"), "{names:?}");
+        assert!(
+            !names.contains(&"r5d.large") && names.contains(&"r5.large"),
+            "{names:?}"
+        );
     }
 }

@@ -8,7 +8,9 @@ use cosine_cost_model::cpu::{speedup, PhiLibrary};
 use cosine_cost_model::keys::KeySpace;
 use cosine_cost_model::layout::{self, DataShape};
 use cosine_cost_model::{DistributionAware, ReferenceQuirks};
-use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy, Workload};
+use cosine_design::{
+    Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy, Workload,
+};
 use serde::Serialize;
 
 /// Operations one core serves per second when no I/O is needed ([R]: about 5 µs of CPU per operation). It keeps
@@ -23,7 +25,12 @@ pub const BTREE_SIZE_RATIOS: [u64; 6] = [4, 8, 16, 32, 64, 128];
 /// The design Cosine picks for `workload` on one machine that gives the engine `memory_bytes` (buffer, filters
 /// and fences) and `cores` cores, with 4 KiB blocks and a local SSD's IOPS: what `cosine bench` and the peer
 /// comparison run.
-pub fn best_for_machine(workload: &Workload, memory_bytes: u64, cores: u32, phi: &PhiLibrary) -> Option<Design> {
+pub fn best_for_machine(
+    workload: &Workload,
+    memory_bytes: u64,
+    cores: u32,
+    phi: &PhiLibrary,
+) -> Option<Design> {
     let shard = Shard {
         keys: KeySpace::from_workload(workload),
         workload: workload.clone(),
@@ -184,27 +191,46 @@ impl Shard<'_> {
         if let Some(c) = self.scored {
             c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        let cost = DistributionAware { quirks: ReferenceQuirks::NONE, ..Default::default() }
-            .evaluate_with_keys(&design, &self.workload, &self.keys)
-            .ok()?;
+        let cost = DistributionAware {
+            quirks: ReferenceQuirks::NONE,
+            ..Default::default()
+        }
+        .evaluate_with_keys(&design, &self.workload, &self.keys)
+        .ok()?;
         let mix = self.workload.mix;
         let io = match self.rho {
             Some(rho) if rho > 0.0 => {
                 let p = cost.per_op;
                 crate::robust::kl_worst_value(
                     &mix.to_array(),
-                    &[p.lookup, p.empty_lookup, p.insert, p.blind_update, p.rmw, cost.scan],
+                    &[
+                        p.lookup,
+                        p.empty_lookup,
+                        p.insert,
+                        p.blind_update,
+                        p.rmw,
+                        cost.scan,
+                    ],
                     rho,
                 )
             }
             _ => cost.per_operation,
         };
         let class = cost.class;
-        let phi = self.system_phi.unwrap_or_else(|| self.phi.class(class)).workload_phi(&mix);
+        let phi = self
+            .system_phi
+            .unwrap_or_else(|| self.phi.class(class))
+            .workload_phi(&mix);
         let g = speedup(phi, self.vcpus as f64);
         let ops = self.workload.operations as f64;
         let latency = ops * io / self.iops / g + ops / (CPU_OPS_PER_CORE * g);
-        Some(Scored { design: with_class_defaults(design, class), class, io_per_op: io, phi, latency_s: latency })
+        Some(Scored {
+            design: with_class_defaults(design, class),
+            class,
+            io_per_op: io,
+            phi,
+            latency_s: latency,
+        })
     }
 
     /// An LSM-like or hybrid design with the given buffer: the rest of memory goes to fences first (as many hot
@@ -215,13 +241,35 @@ impl Shard<'_> {
             return None;
         }
         let shape = self.shape();
-        let levels = layout::level_count(shape.effective_entries, shape.entry_bytes, m_b as f64, t as f64);
+        let levels = layout::level_count(
+            shape.effective_entries,
+            shape.entry_bytes,
+            m_b as f64,
+            t as f64,
+        );
         if levels == 0 {
             // the shard fits in the buffer: nothing to filter or fence
             return Some(base_design(t, k, z, self.block_bytes, m_b, 0, 0));
         }
-        let split = layout::memory_split((m - m_b) as f64, m_b as f64, t as f64, k as f64, z as f64, levels, &shape, &ReferenceQuirks::NONE);
-        Some(base_design(t, k, z, self.block_bytes, m_b, split.filter_bytes as u64, split.fence_bytes.ceil() as u64))
+        let split = layout::memory_split(
+            (m - m_b) as f64,
+            m_b as f64,
+            t as f64,
+            k as f64,
+            z as f64,
+            levels,
+            &shape,
+            &ReferenceQuirks::NONE,
+        );
+        Some(base_design(
+            t,
+            k,
+            z,
+            self.block_bytes,
+            m_b,
+            split.filter_bytes as u64,
+            split.fence_bytes.ceil() as u64,
+        ))
     }
 
     fn best_over_buffer(&self, make: impl Fn(u64) -> Option<Design>) -> Option<Scored> {
@@ -235,7 +283,9 @@ impl Shard<'_> {
         let steps = (1.0 / self.epsilon).round().max(2.0) as u64;
         let mut best: Option<(f64, Scored)> = None;
         // the ε grid, plus the corner where (nearly) all memory is buffer: a shard that fits in memory
-        let fracs = (1..steps).map(|i| i as f64 / steps as f64).chain([0.95, 0.99, 0.999]);
+        let fracs = (1..steps)
+            .map(|i| i as f64 / steps as f64)
+            .chain([0.95, 0.99, 0.999]);
         for frac in fracs {
             if let Some(s) = make((m * frac) as u64).and_then(|d| self.score(d)) {
                 if best.as_ref().is_none_or(|(_, b)| s.latency_s < b.latency_s) {
@@ -247,7 +297,12 @@ impl Shard<'_> {
     }
 
     /// Binary refinement of the buffer share around `frac` (memory hopping's second phase).
-    fn refine_buffer(&self, make: &impl Fn(u64) -> Option<Design>, mut frac: f64, mut s: Scored) -> Scored {
+    fn refine_buffer(
+        &self,
+        make: &impl Fn(u64) -> Option<Design>,
+        mut frac: f64,
+        mut s: Scored,
+    ) -> Scored {
         let m = self.memory_bytes as f64;
         let steps = (1.0 / self.epsilon).round().max(2.0);
         let mut step = 0.5 / steps;
@@ -272,7 +327,8 @@ impl Shard<'_> {
     /// that the first level never fills.
     pub fn lsh_design(&self) -> Option<Design> {
         let shape = self.shape();
-        let m_fp = layout::lsh_index_bytes(shape.entries, shape.key_bytes, shape.entries_per_block).ceil() as u64;
+        let m_fp = layout::lsh_index_bytes(shape.entries, shape.key_bytes, shape.entries_per_block)
+            .ceil() as u64;
         if m_fp >= self.memory_bytes {
             return None;
         }
@@ -290,10 +346,26 @@ impl Shard<'_> {
         match system {
             Baseline::RocksDb => {
                 // 10 bits per key and fences for every block; the buffer gets what is left
-                let (filters, fences) = layout::lsm_index_bytes(shape.entries, shape.key_bytes, shape.entries_per_block, 10.0);
+                let (filters, fences) = layout::lsm_index_bytes(
+                    shape.entries,
+                    shape.key_bytes,
+                    shape.entries_per_block,
+                    10.0,
+                );
                 let m_b = m - filters - fences;
                 (m_b >= 1024.0 * 1024.0).then(|| {
-                    with_class_defaults(base_design(10, 1, 1, self.block_bytes, m_b as u64, filters as u64, fences.ceil() as u64), DesignClass::Lsm)
+                    with_class_defaults(
+                        base_design(
+                            10,
+                            1,
+                            1,
+                            self.block_bytes,
+                            m_b as u64,
+                            filters as u64,
+                            fences.ceil() as u64,
+                        ),
+                        DesignClass::Lsm,
+                    )
                 })
             }
             Baseline::WiredTiger => {
@@ -305,7 +377,9 @@ impl Shard<'_> {
                 let d = base_design(32, 1, 1, block, m_b as u64, 0, (m - m_b) as u64);
                 (b >= 32.0).then(|| with_class_defaults(d, DesignClass::Btree))
             }
-            Baseline::Faster => self.lsh_design().map(|d| with_class_defaults(d, DesignClass::Lsh)),
+            Baseline::Faster => self
+                .lsh_design()
+                .map(|d| with_class_defaults(d, DesignClass::Lsh)),
         }
     }
 
@@ -330,10 +404,15 @@ impl Shard<'_> {
         for t in BTREE_SIZE_RATIOS.into_iter().filter(|t| *t <= b) {
             let m = self.memory_bytes;
             let block = self.block_bytes;
-            shapes.push(Box::new(move |m_b| (m_b < m).then(|| base_design(t, 1, 1, block, m_b, 0, m - m_b))));
+            shapes.push(Box::new(move |m_b| {
+                (m_b < m).then(|| base_design(t, 1, 1, block, m_b, 0, m - m_b))
+            }));
         }
-        let mut graded: Vec<(usize, f64, Scored)> =
-            shapes.iter().enumerate().filter_map(|(i, make)| self.buffer_grid(make).map(|(f, s)| (i, f, s))).collect();
+        let mut graded: Vec<(usize, f64, Scored)> = shapes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, make)| self.buffer_grid(make).map(|(f, s)| (i, f, s)))
+            .collect();
         graded.sort_by(|a, b| a.2.latency_s.total_cmp(&b.2.latency_s));
         let mut best: Option<Scored> = None;
         for (i, frac, s) in graded.into_iter().take(2) {
@@ -356,10 +435,26 @@ impl Shard<'_> {
         match template.class {
             Some(DesignClass::Lsh) => self.lsh_design().and_then(|d| self.score(d)),
             Some(DesignClass::Btree) => self.best_over_buffer(|m_b| {
-                (m_b < self.memory_bytes)
-                    .then(|| base_design(template.size_ratio, 1, 1, self.block_bytes, m_b, 0, self.memory_bytes - m_b))
+                (m_b < self.memory_bytes).then(|| {
+                    base_design(
+                        template.size_ratio,
+                        1,
+                        1,
+                        self.block_bytes,
+                        m_b,
+                        0,
+                        self.memory_bytes - m_b,
+                    )
+                })
             }),
-            _ => self.best_over_buffer(|m_b| self.lsm_design(template.size_ratio, template.hot_runs, template.cold_runs, m_b)),
+            _ => self.best_over_buffer(|m_b| {
+                self.lsm_design(
+                    template.size_ratio,
+                    template.hot_runs,
+                    template.cold_runs,
+                    m_b,
+                )
+            }),
         }
     }
 }
@@ -370,7 +465,19 @@ mod tests {
     use cosine_design::{named_workload, OperationMix};
 
     fn shard<'a>(w: Workload, phi: &'a PhiLibrary, memory: u64) -> Shard<'a> {
-        Shard { keys: KeySpace::from_workload(&w), workload: w, memory_bytes: memory, vcpus: 4, iops: 10_000.0, block_bytes: 16 << 10, phi, rho: None, epsilon: 0.1, system_phi: None, scored: None }
+        Shard {
+            keys: KeySpace::from_workload(&w),
+            workload: w,
+            memory_bytes: memory,
+            vcpus: 4,
+            iops: 10_000.0,
+            block_bytes: 16 << 10,
+            phi,
+            rho: None,
+            epsilon: 0.1,
+            system_phi: None,
+            scored: None,
+        }
     }
 
     #[test]
@@ -382,7 +489,10 @@ mod tests {
         let best = s.best().unwrap();
         best.design.validate().unwrap();
         assert!(best.design.memory_bytes() <= 2 << 30);
-        let rocks = s.lsm_design(10, 1, 1, 1 << 30).and_then(|d| s.score(d)).unwrap();
+        let rocks = s
+            .lsm_design(10, 1, 1, 1 << 30)
+            .and_then(|d| s.score(d))
+            .unwrap();
         assert!(best.latency_s <= rocks.latency_s);
     }
 
@@ -393,28 +503,52 @@ mod tests {
         w.entries = 100_000_000;
         let s = shard(w, &phi, 64 << 30);
         let r = s.baseline_design(Baseline::RocksDb).unwrap();
-        assert_eq!((r.size_ratio, r.hot_runs, r.cold_runs, r.class), (10, 1, 1, Some(DesignClass::Lsm)));
+        assert_eq!(
+            (r.size_ratio, r.hot_runs, r.cold_runs, r.class),
+            (10, 1, 1, Some(DesignClass::Lsm))
+        );
         assert!((r.filter_bytes as f64 - 1e8 * 10.0 / 8.0).abs() < 2.0);
         let wt = s.baseline_design(Baseline::WiredTiger).unwrap();
-        assert_eq!((wt.size_ratio, wt.filter_bytes, wt.class), (32, 0, Some(DesignClass::Btree)));
+        assert_eq!(
+            (wt.size_ratio, wt.filter_bytes, wt.class),
+            (32, 0, Some(DesignClass::Btree))
+        );
         let f = s.baseline_design(Baseline::Faster).unwrap();
         assert_eq!((f.filter_bytes, f.class), (0, Some(DesignClass::Lsh)));
         assert_eq!(f.hot_runs, f.size_ratio - 1);
         // RocksDB cannot run where its filters and fences alone exceed memory
-        assert!(shard(named_workload("ycsb-a").unwrap(), &phi, 1 << 30).baseline_design(Baseline::RocksDb).is_none());
+        assert!(shard(named_workload("ycsb-a").unwrap(), &phi, 1 << 30)
+            .baseline_design(Baseline::RocksDb)
+            .is_none());
     }
 
     #[test]
     fn write_heavy_prefers_write_optimised_and_ranges_prefer_few_runs() {
         let phi = PhiLibrary::default();
-        let mut writes = Workload::with_mix(OperationMix { insert: 0.95, lookup: 0.05, ..Default::default() });
+        let mut writes = Workload::with_mix(OperationMix {
+            insert: 0.95,
+            lookup: 0.05,
+            ..Default::default()
+        });
         writes.entries = 50_000_000;
         let w = shard(writes, &phi, 1 << 30).best().unwrap();
-        let mut ranges = Workload::with_mix(OperationMix { scan: 0.9, insert: 0.1, ..Default::default() });
+        let mut ranges = Workload::with_mix(OperationMix {
+            scan: 0.9,
+            insert: 0.1,
+            ..Default::default()
+        });
         ranges.entries = 50_000_000;
         ranges.scan_length = 1000;
         let r = shard(ranges, &phi, 1 << 30).best().unwrap();
-        assert!(w.design.hot_runs > 1 || w.class == DesignClass::Lsh, "write-heavy got {:?}", w.design);
-        assert!(r.design.hot_runs == 1 || r.class == DesignClass::Btree, "range-heavy got {:?}", r.design);
+        assert!(
+            w.design.hot_runs > 1 || w.class == DesignClass::Lsh,
+            "write-heavy got {:?}",
+            w.design
+        );
+        assert!(
+            r.design.hot_runs == 1 || r.class == DesignClass::Btree,
+            "range-heavy got {:?}",
+            r.design
+        );
     }
 }

@@ -34,7 +34,13 @@ struct Dual<'a> {
 impl Dual<'_> {
     /// ρλ + λ ln Σ w_i e^{c_i/λ}, computed as c_max + ρλ + λ ln Σ w_i e^{(c_i − c_max)/λ}.
     fn value(&self, lambda: f64) -> f64 {
-        let s: f64 = self.w.iter().zip(self.c).filter(|(w, _)| **w > 0.0).map(|(w, c)| w * ((c - self.c_max) / lambda).exp()).sum();
+        let s: f64 = self
+            .w
+            .iter()
+            .zip(self.c)
+            .filter(|(w, _)| **w > 0.0)
+            .map(|(w, c)| w * ((c - self.c_max) / lambda).exp())
+            .sum();
         self.c_max + self.rho * lambda + lambda * s.ln()
     }
 }
@@ -49,7 +55,11 @@ impl CostFunction for Dual<'_> {
 
 /// KL divergence Σ a_i ln(a_i / b_i).
 pub fn kl_divergence(a: &[f64; 4], b: &[f64; 4]) -> f64 {
-    a.iter().zip(b).filter(|(x, _)| **x > 0.0).map(|(x, y)| x * (x / y).ln()).sum()
+    a.iter()
+        .zip(b)
+        .filter(|(x, _)| **x > 0.0)
+        .map(|(x, y)| x * (x / y).ln())
+        .sum()
 }
 
 fn tilt(w: &[f64; 4], c: &[f64; 4], c_max: f64, lambda: f64) -> [f64; 4] {
@@ -75,12 +85,18 @@ fn worst(w: &[f64], c: &[f64], rho: f64) -> (f64, Option<f64>, f64, f64) {
     let c_max = support().map(|(_, c)| *c).fold(f64::NEG_INFINITY, f64::max);
     let c_min = support().map(|(_, c)| *c).fold(f64::INFINITY, f64::min);
     let tol = 1e-12 * c_max.abs().max(1e-300);
-    let at_max: f64 = support().filter(|(_, c)| c_max - **c <= tol).map(|(w, _)| *w).sum();
+    let at_max: f64 = support()
+        .filter(|(_, c)| c_max - **c <= tol)
+        .map(|(w, _)| *w)
+        .sum();
     if -at_max.ln() <= rho || c_max - c_min <= tol {
         return (c_max, None, c_max, tol);
     }
     let lambda = solve_lambda(w, c, c_max, rho, c_max - c_min);
-    let value = Dual { w, c, c_max, rho }.value(lambda).min(c_max).max(nominal);
+    let value = Dual { w, c, c_max, rho }
+        .value(lambda)
+        .min(c_max)
+        .max(nominal);
     (value, Some(lambda), c_max, tol)
 }
 
@@ -92,11 +108,24 @@ pub fn kl_worst_case(w: &[f64; 4], c: &[f64; 4], rho: f64) -> WorstCase {
         None if rho <= 0.0 => *w,
         None => {
             // the vertex: all weight on the costliest types, in proportion to their expected shares
-            let at_max: f64 = (0..4).filter(|&i| w[i] > 0.0 && c_max - c[i] <= tol).map(|i| w[i]).sum();
-            std::array::from_fn(|i| if w[i] > 0.0 && c_max - c[i] <= tol { w[i] / at_max } else { 0.0 })
+            let at_max: f64 = (0..4)
+                .filter(|&i| w[i] > 0.0 && c_max - c[i] <= tol)
+                .map(|i| w[i])
+                .sum();
+            std::array::from_fn(|i| {
+                if w[i] > 0.0 && c_max - c[i] <= tol {
+                    w[i] / at_max
+                } else {
+                    0.0
+                }
+            })
         }
     };
-    WorstCase { value, lambda, workload }
+    WorstCase {
+        value,
+        lambda,
+        workload,
+    }
 }
 
 /// g'(λ) and d g'(λ)/d ln λ.
@@ -158,8 +187,18 @@ pub fn kl_worst_case_brent(w: &[f64; 4], c: &[f64; 4], rho: f64) -> f64 {
     if quick.lambda.is_none() {
         return quick.value;
     }
-    let c_max = c.iter().zip(w).filter(|(_, w)| **w > 0.0).map(|(c, _)| *c).fold(f64::NEG_INFINITY, f64::max);
-    let c_min = c.iter().zip(w).filter(|(_, w)| **w > 0.0).map(|(c, _)| *c).fold(f64::INFINITY, f64::min);
+    let c_max = c
+        .iter()
+        .zip(w)
+        .filter(|(_, w)| **w > 0.0)
+        .map(|(c, _)| *c)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let c_min = c
+        .iter()
+        .zip(w)
+        .filter(|(_, w)| **w > 0.0)
+        .map(|(c, _)| *c)
+        .fold(f64::INFINITY, f64::min);
     let spread = c_max - c_min;
     let (lo, hi) = ((spread * 1e-6).ln(), (spread * 1e8 / rho.min(1.0)).ln());
     let solver = BrentOpt::new(lo, hi).set_tolerance(1e-10, 1e-10);

@@ -70,13 +70,19 @@ impl TuneProblem {
             return Err(TuneError::Rho(rho));
         }
         let sum: f64 = workload.iter().sum();
-        if workload.iter().any(|x| !(x.is_finite() && (0.0..=1.0).contains(x))) || (sum - 1.0).abs() > 1e-9 {
+        if workload
+            .iter()
+            .any(|x| !(x.is_finite() && (0.0..=1.0).contains(x)))
+            || (sum - 1.0).abs() > 1e-9
+        {
             return Err(TuneError::Workload(workload));
         }
         let s = &system;
         let positive = [s.entries, s.entry_bits, s.entries_per_page, s.memory_bits];
         if positive.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
-            return Err(TuneError::System("entries, entry size, page size and memory must be positive".into()));
+            return Err(TuneError::System(
+                "entries, entry size, page size and memory must be positive".into(),
+            ));
         }
         if s.memory_bits < s.min_buffer_bits {
             return Err(TuneError::System(format!(
@@ -84,16 +90,27 @@ impl TuneProblem {
                 s.memory_bits, s.min_buffer_bits
             )));
         }
-        if !(s.min_size_ratio >= 2.0 && s.max_size_ratio >= s.min_size_ratio && s.max_size_ratio.is_finite()) {
-            return Err(TuneError::System("size ratio range must satisfy 2 <= min <= max".into()));
+        if !(s.min_size_ratio >= 2.0
+            && s.max_size_ratio >= s.min_size_ratio
+            && s.max_size_ratio.is_finite())
+        {
+            return Err(TuneError::System(
+                "size ratio range must satisfy 2 <= min <= max".into(),
+            ));
         }
         if !(s.selectivity.is_finite() && (0.0..=1.0).contains(&s.selectivity)) {
             return Err(TuneError::System("selectivity must be in [0, 1]".into()));
         }
         if !(s.asymmetry.is_finite() && s.asymmetry >= 0.0) {
-            return Err(TuneError::System("read/write asymmetry must be non-negative".into()));
+            return Err(TuneError::System(
+                "read/write asymmetry must be non-negative".into(),
+            ));
         }
-        Ok(TuneProblem { system, workload, rho })
+        Ok(TuneProblem {
+            system,
+            workload,
+            rho,
+        })
     }
 
     /// The objective: C(w, Φ) when ρ = 0, else the worst case over the KL ball.
@@ -142,7 +159,13 @@ impl TuneProblem {
         let h_max = s.max_bits_per_entry();
         let l_lo = s.levels(t, 0.0);
         let l_hi = s.levels(t, h_max);
-        let eval = |h: f64| self.objective(&Tuning { policy, size_ratio: t, bits_per_entry: h });
+        let eval = |h: f64| {
+            self.objective(&Tuning {
+                policy,
+                size_ratio: t,
+                bits_per_entry: h,
+            })
+        };
         let mut ends: Vec<f64> = (l_lo..l_hi).filter_map(|l| self.region_end(t, l)).collect();
         ends.push(h_max);
         let mut best = (f64::NAN, f64::INFINITY);
@@ -188,7 +211,14 @@ impl TuneProblem {
         for policy in Policy::BOTH {
             let profile: Vec<(f64, f64)> = grid.iter().map(|&t| self.best_h(policy, t)).collect();
             for (i, &(h, v)) in profile.iter().enumerate() {
-                consider(Tuning { policy, size_ratio: grid[i], bits_per_entry: h }, v);
+                consider(
+                    Tuning {
+                        policy,
+                        size_ratio: grid[i],
+                        bits_per_entry: h,
+                    },
+                    v,
+                );
             }
             // refine around the best two grid cells of this policy
             let mut order: Vec<usize> = (0..grid.len()).collect();
@@ -201,7 +231,14 @@ impl TuneProblem {
                 }
                 if let Some(t) = minimize_1d(|t| self.best_h(policy, t).1, lo, hi) {
                     let (h, v) = self.best_h(policy, t);
-                    consider(Tuning { policy, size_ratio: t, bits_per_entry: h }, v);
+                    consider(
+                        Tuning {
+                            policy,
+                            size_ratio: t,
+                            bits_per_entry: h,
+                        },
+                        v,
+                    );
                 }
             }
         }
@@ -254,7 +291,11 @@ mod tests {
             while t <= 100.0 + 1e-9 {
                 for j in 0..=h_steps {
                     let h = h_max * j as f64 / h_steps as f64;
-                    best = best.min(p.objective(&Tuning { policy, size_ratio: t, bits_per_entry: h }));
+                    best = best.min(p.objective(&Tuning {
+                        policy,
+                        size_ratio: t,
+                        bits_per_entry: h,
+                    }));
                 }
                 t += t_step;
             }
@@ -266,11 +307,19 @@ mod tests {
     fn nominal_matches_brute_force_within_a_tenth_of_a_percent() {
         for (i, w) in ENDURE_EXPECTED.iter().enumerate() {
             for variant in [EndureVariant::Paper, EndureVariant::Code] {
-                let sys = EndureSystem { variant, ..Default::default() };
+                let sys = EndureSystem {
+                    variant,
+                    ..Default::default()
+                };
                 let p = TuneProblem::new(sys, *w, 0.0).unwrap();
                 let got = p.solve();
                 let grid = brute(&p, 0.1, 400);
-                assert!(got.worst_case_cost <= grid * 1.001, "w{i} {variant:?}: {} vs grid {}", got.cost, grid);
+                assert!(
+                    got.worst_case_cost <= grid * 1.001,
+                    "w{i} {variant:?}: {} vs grid {}",
+                    got.cost,
+                    grid
+                );
             }
         }
     }
@@ -282,7 +331,12 @@ mod tests {
                 let p = TuneProblem::new(EndureSystem::default(), *w, rho).unwrap();
                 let got = p.solve();
                 let grid = brute(&p, 0.5, 120);
-                assert!(got.worst_case_cost <= grid * 1.001, "w{i} rho={rho}: {} vs grid {}", got.worst_case_cost, grid);
+                assert!(
+                    got.worst_case_cost <= grid * 1.001,
+                    "w{i} rho={rho}: {} vs grid {}",
+                    got.worst_case_cost,
+                    grid
+                );
                 assert!(got.worst_case_cost >= got.cost - 1e-12);
             }
         }
@@ -300,11 +354,23 @@ mod tests {
     #[test]
     fn bad_inputs() {
         let s = EndureSystem::default();
-        assert_eq!(TuneProblem::new(s, [0.25; 4], -0.1), Err(TuneError::Rho(-0.1)));
-        assert!(matches!(TuneProblem::new(s, [0.5, 0.5, 0.5, -0.5], 0.0), Err(TuneError::Workload(_))));
-        assert!(matches!(TuneProblem::new(s, [0.3, 0.3, 0.3, 0.3], 0.0), Err(TuneError::Workload(_))));
+        assert_eq!(
+            TuneProblem::new(s, [0.25; 4], -0.1),
+            Err(TuneError::Rho(-0.1))
+        );
+        assert!(matches!(
+            TuneProblem::new(s, [0.5, 0.5, 0.5, -0.5], 0.0),
+            Err(TuneError::Workload(_))
+        ));
+        assert!(matches!(
+            TuneProblem::new(s, [0.3, 0.3, 0.3, 0.3], 0.0),
+            Err(TuneError::Workload(_))
+        ));
         let mut tiny = s;
         tiny.memory_bits = 100.0;
-        assert!(matches!(TuneProblem::new(tiny, [0.25; 4], 0.0), Err(TuneError::System(_))));
+        assert!(matches!(
+            TuneProblem::new(tiny, [0.25; 4], 0.0),
+            Err(TuneError::System(_))
+        ));
     }
 }

@@ -46,7 +46,12 @@ impl Summary {
             let (i, frac) = (pos.floor() as usize, pos.fract());
             values[i] + (values[(i + 1).min(n - 1)] - values[i]) * frac
         };
-        Summary { mean: values.iter().sum::<f64>() / n.max(1) as f64, q1: at(0.25), median: at(0.5), q3: at(0.75) }
+        Summary {
+            mean: values.iter().sum::<f64>() / n.max(1) as f64,
+            q1: at(0.25),
+            median: at(0.5),
+            q3: at(0.75),
+        }
     }
 }
 
@@ -74,7 +79,12 @@ pub struct UncertaintyReport {
 }
 
 /// Runs the benchmark for one expected workload.
-pub fn run(system: EndureSystem, expected: [f64; 4], rho: f64, bench: &[[f64; 4]]) -> Result<UncertaintyReport, TuneError> {
+pub fn run(
+    system: EndureSystem,
+    expected: [f64; 4],
+    rho: f64,
+    bench: &[[f64; 4]],
+) -> Result<UncertaintyReport, TuneError> {
     let nominal_problem = TuneProblem::new(system, expected, 0.0)?;
     let robust_problem = TuneProblem::new(system, expected, rho)?;
     let (nominal, robust) = rayon::join(|| nominal_problem.solve(), || robust_problem.solve());
@@ -128,13 +138,21 @@ mod tests {
         let bench = sample_workloads(2000, 42);
         let sys = EndureSystem::default();
         let w0 = run(sys, ENDURE_EXPECTED[0], 1.0, &bench).unwrap();
-        assert!(w0.delta.mean < 0.0 && w0.delta.mean > -0.25, "w0: {:?}", w0.delta);
+        assert!(
+            w0.delta.mean < 0.0 && w0.delta.mean > -0.25,
+            "w0: {:?}",
+            w0.delta
+        );
         for rho in [0.5, 1.0, 2.0] {
             let mut total = 0.0;
             for (i, w) in ENDURE_EXPECTED.iter().enumerate().skip(1) {
                 let r = run(sys, *w, rho, &bench).unwrap();
                 total += r.delta.mean;
-                assert!(r.throughput_range_robust <= r.throughput_range_nominal * 1.0001 || r.delta.mean > 0.0, "w{i}");
+                assert!(
+                    r.throughput_range_robust <= r.throughput_range_nominal * 1.0001
+                        || r.delta.mean > 0.0,
+                    "w{i}"
+                );
             }
             assert!(total / 14.0 > 0.5, "rho {rho}: mean delta {}", total / 14.0);
         }

@@ -60,7 +60,11 @@ pub struct SortedBuffer {
 impl SortedBuffer {
     /// An empty buffer of `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
-        SortedBuffer { map: SkipMap::new(), bytes: AtomicUsize::new(0), capacity }
+        SortedBuffer {
+            map: SkipMap::new(),
+            bytes: AtomicUsize::new(0),
+            capacity,
+        }
     }
 }
 
@@ -85,7 +89,10 @@ impl WriteBuffer for SortedBuffer {
         self.map.insert(key, (seq, value));
         self.bytes.fetch_add(add, Ordering::Relaxed);
         if let Some(old) = old {
-            self.bytes.fetch_sub(old.min(self.bytes.load(Ordering::Relaxed)), Ordering::Relaxed);
+            self.bytes.fetch_sub(
+                old.min(self.bytes.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
         }
     }
 
@@ -94,7 +101,9 @@ impl WriteBuffer for SortedBuffer {
     }
 
     fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry> {
-        if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) = (start, end) {
+        if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) =
+            (start, end)
+        {
             if s > e {
                 return Vec::new();
             }
@@ -112,7 +121,10 @@ impl WriteBuffer for SortedBuffer {
     }
 
     fn sorted_entries(&self) -> Vec<BufferEntry> {
-        self.map.iter().map(|e| (e.key().clone(), e.value().0, e.value().1.clone())).collect()
+        self.map
+            .iter()
+            .map(|e| (e.key().clone(), e.value().0, e.value().1.clone()))
+            .collect()
     }
 
     fn bytes(&self) -> usize {
@@ -138,7 +150,11 @@ pub struct HashLogBuffer {
 impl HashLogBuffer {
     /// An empty buffer of `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
-        HashLogBuffer { map: RwLock::new(HashMap::new()), bytes: AtomicUsize::new(0), capacity }
+        HashLogBuffer {
+            map: RwLock::new(HashMap::new()),
+            bytes: AtomicUsize::new(0),
+            capacity,
+        }
     }
 }
 
@@ -150,7 +166,10 @@ impl WriteBuffer for HashLogBuffer {
         map.insert(key, (seq, value));
         self.bytes.fetch_add(add, Ordering::Relaxed);
         if let Some(old) = old {
-            self.bytes.fetch_sub(old.min(self.bytes.load(Ordering::Relaxed)), Ordering::Relaxed);
+            self.bytes.fetch_sub(
+                old.min(self.bytes.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
         }
     }
 
@@ -247,9 +266,14 @@ mod tests {
         let r = b.range(Bound::Excluded(b"a"), Bound::Included(b"b"));
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].0, b"b".to_vec());
-        assert!(b.range(Bound::Included(b"c"), Bound::Excluded(b"a")).is_empty());
+        assert!(b
+            .range(Bound::Included(b"c"), Bound::Excluded(b"a"))
+            .is_empty());
         // replaced entries are not double-charged
-        assert_eq!(b.bytes(), charge(b"a", &Some(b"2".to_vec())) * 2 + charge(b"c", &None));
+        assert_eq!(
+            b.bytes(),
+            charge(b"a", &Some(b"2".to_vec())) * 2 + charge(b"c", &None)
+        );
     }
 
     #[test]

@@ -61,12 +61,15 @@ pub struct BenchArgs {
 fn load_workload(name: &str, file: Option<&str>, records: u64, ops: u64) -> Result<CoreWorkload> {
     let mut w = match file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
             let mut w = CoreWorkload::defaults(path);
             w.apply(&parse_properties(&text)?)?;
             w
         }
-        None => CoreWorkload::named(name).ok_or_else(|| anyhow!("unknown YCSB workload '{name}' (ycsb-a … ycsb-f, or --workload-file)"))?,
+        None => CoreWorkload::named(name).ok_or_else(|| {
+            anyhow!("unknown YCSB workload '{name}' (ycsb-a … ycsb-f, or --workload-file)")
+        })?,
     };
     if records == 0 || ops == 0 {
         bail!("--records and --ops must be positive");
@@ -79,8 +82,11 @@ fn load_workload(name: &str, file: Option<&str>, records: u64, ops: u64) -> Resu
 
 /// The design Cosine's search picks for a workload on one machine with `memory` bytes for the engine.
 pub fn searched_design(w: &CoreWorkload, memory: u64, phi: &PhiLibrary) -> Result<Design> {
-    let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    cosine_search::designs::best_for_machine(&w.to_model(), memory, cores, phi).ok_or_else(|| anyhow!("no design fits {memory} bytes"))
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    cosine_search::designs::best_for_machine(&w.to_model(), memory, cores, phi)
+        .ok_or_else(|| anyhow!("no design fits {memory} bytes"))
 }
 
 struct Run {
@@ -90,7 +96,14 @@ struct Run {
     rss: Option<u64>,
 }
 
-fn run_bench(design: &Design, w: &CoreWorkload, threads: usize, sync: SyncMode, dir: &std::path::Path, seed: u64) -> Result<Run> {
+fn run_bench(
+    design: &Design,
+    w: &CoreWorkload,
+    threads: usize,
+    sync: SyncMode,
+    dir: &std::path::Path,
+    seed: u64,
+) -> Result<Run> {
     let engine = Arc::new(Engine::open_with(dir, design, Options { sync })?);
     let store = CosineStore(engine.clone());
     let load = run_phase(&store, w, threads, true, seed, None);
@@ -98,7 +111,12 @@ fn run_bench(design: &Design, w: &CoreWorkload, threads: usize, sync: SyncMode, 
     let run = run_phase(&store, w, threads, false, seed + 1, None);
     store.settle().map_err(|e| anyhow!(e))?;
     let stats = engine.stats();
-    Ok(Run { load, run, stats, rss: cosine_ycsb::resident_bytes() })
+    Ok(Run {
+        load,
+        run,
+        stats,
+        rss: cosine_ycsb::resident_bytes(),
+    })
 }
 
 /// Runs `cosine bench`.
@@ -148,10 +166,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         design.class.map_or("?".to_string(), |c| c.to_string()), design.size_ratio, design.hot_runs, design.cold_runs,
         design.buffer_bytes, design.filter_bytes, design.fence_bytes
     );
-    println!("load: {:.0} ops/s ({:.2} s)", r.load.throughput, r.load.seconds);
-    println!("run:  {:.0} ops/s ({:.2} s), {} errors", r.run.throughput, r.run.seconds, r.run.errors);
+    println!(
+        "load: {:.0} ops/s ({:.2} s)",
+        r.load.throughput, r.load.seconds
+    );
+    println!(
+        "run:  {:.0} ops/s ({:.2} s), {} errors",
+        r.run.throughput, r.run.seconds, r.run.errors
+    );
     for (name, o) in &r.run.ops {
-        println!("  {name:<7} {:>9} ops   p50 {:>7.0} µs   p95 {:>7.0} µs   p99 {:>7.0} µs", o.count, o.p50_us, o.p95_us, o.p99_us);
+        println!(
+            "  {name:<7} {:>9} ops   p50 {:>7.0} µs   p95 {:>7.0} µs   p99 {:>7.0} µs",
+            o.count, o.p50_us, o.p95_us, o.p99_us
+        );
     }
     println!(
         "I/Os per operation: {:.3} block reads on the read path, {:.3} flush/compaction block reads and writes",
@@ -186,7 +213,12 @@ fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
     hybrid.compaction = Compaction::Hybrid;
     hybrid.run_strategy = RunStrategy::Fullest;
     hybrid.class = Some(DesignClass::Hybrid);
-    vec![(DesignClass::Lsm, lsm), (DesignClass::Btree, btree), (DesignClass::Lsh, lsh), (DesignClass::Hybrid, hybrid)]
+    vec![
+        (DesignClass::Lsm, lsm),
+        (DesignClass::Btree, btree),
+        (DesignClass::Lsh, lsh),
+        (DesignClass::Hybrid, hybrid),
+    ]
 }
 
 /// Arguments of `cosine validate`.
@@ -216,7 +248,12 @@ pub struct ValidateArgs {
 pub fn validate(a: ValidateArgs) -> Result<()> {
     let mut rows = Vec::new();
     let mut workloads = Vec::new();
-    for n in a.workloads.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    for n in a
+        .workloads
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         let w = load_workload(n, None, a.records, a.ops)?;
         if a.uniform {
             let mut u = w.clone();
@@ -228,14 +265,26 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
     }
     for (class, design) in class_designs(a.memory) {
         for w in &workloads {
-            let dir = std::env::temp_dir().join(format!("cosine-validate-{}-{class}-{}", std::process::id(), w.name));
+            let dir = std::env::temp_dir().join(format!(
+                "cosine-validate-{}-{class}-{}",
+                std::process::id(),
+                w.name
+            ));
             let r = run_bench(&design, w, 1, SyncMode::Never, &dir, 11)?;
             let _ = std::fs::remove_dir_all(&dir);
-            let measured = r.run.read_ios_per_op.unwrap_or(0.0) + r.run.background_ios_per_op.unwrap_or(0.0);
+            let measured =
+                r.run.read_ios_per_op.unwrap_or(0.0) + r.run.background_ios_per_op.unwrap_or(0.0);
             let mut model_w = w.to_model();
             model_w.entries = w.record_count + (w.operation_count as f64 * w.insert) as u64;
-            let predicted = DistributionAware::new().evaluate(&design, &model_w).map(|c| c.per_operation).unwrap_or(f64::NAN);
-            let accuracy = if measured > 0.0 { 1.0 - (predicted - measured).abs() / measured } else { f64::NAN };
+            let predicted = DistributionAware::new()
+                .evaluate(&design, &model_w)
+                .map(|c| c.per_operation)
+                .unwrap_or(f64::NAN);
+            let accuracy = if measured > 0.0 {
+                1.0 - (predicted - measured).abs() / measured
+            } else {
+                f64::NAN
+            };
             rows.push(serde_json::json!({
                 "class": class.to_string(), "workload": w.name, "predicted": predicted, "measured": measured,
                 "accuracy": accuracy, "overestimated": predicted >= measured,
@@ -243,11 +292,19 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         }
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"records": a.records, "ops": a.ops, "memory": a.memory, "rows": rows}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"records": a.records, "ops": a.ops, "memory": a.memory, "rows": rows})
+            )?
+        );
         return Ok(());
     }
     println!("I/Os per operation, model against engine ({} records, {} operations, {} bytes of engine memory)", a.records, a.ops, a.memory);
-    println!("{:<7} {:<20} {:>10} {:>10} {:>9}  over-estimated", "class", "workload", "predicted", "measured", "accuracy");
+    println!(
+        "{:<7} {:<20} {:>10} {:>10} {:>9}  over-estimated",
+        "class", "workload", "predicted", "measured", "accuracy"
+    );
     let mut by_class: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for r in &rows {
         let acc = r["accuracy"].as_f64().unwrap_or(f64::NAN);
@@ -258,14 +315,24 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             r["predicted"].as_f64().unwrap_or(f64::NAN),
             r["measured"].as_f64().unwrap_or(f64::NAN),
             acc * 100.0,
-            if r["overestimated"].as_bool().unwrap_or(false) { "yes" } else { "no" }
+            if r["overestimated"].as_bool().unwrap_or(false) {
+                "yes"
+            } else {
+                "no"
+            }
         );
         if acc.is_finite() {
-            by_class.entry(r["class"].as_str().unwrap_or("").to_string()).or_default().push(acc.max(0.0));
+            by_class
+                .entry(r["class"].as_str().unwrap_or("").to_string())
+                .or_default()
+                .push(acc.max(0.0));
         }
     }
     for (c, v) in by_class {
-        println!("mean accuracy {c}: {:.1}%", 100.0 * v.iter().sum::<f64>() / v.len() as f64);
+        println!(
+            "mean accuracy {c}: {:.1}%",
+            100.0 * v.iter().sum::<f64>() / v.len() as f64
+        );
     }
     Ok(())
 }
@@ -292,28 +359,59 @@ pub struct CalibrateArgs {
 
 /// Runs Algorithm 1: per class and operation type, time the same operations on 1..η threads, invert Eq. 2.
 pub fn calibrate(a: CalibrateArgs) -> Result<()> {
-    let eta = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let eta = a
+        .cores
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
     if eta < 2 {
         bail!("calibration needs at least 2 cores to observe a speedup");
     }
-    let (records, ops) = if a.quick { (20_000u64, 20_000u64) } else { (200_000, 200_000) };
-    let (records, ops) = (a.records.unwrap_or(records).max(100), a.ops.unwrap_or(ops).max(100));
+    let (records, ops) = if a.quick {
+        (20_000u64, 20_000u64)
+    } else {
+        (200_000, 200_000)
+    };
+    let (records, ops) = (
+        a.records.unwrap_or(records).max(100),
+        a.ops.unwrap_or(ops).max(100),
+    );
     let started = std::time::Instant::now();
     let mut lib = PhiLibrary::default();
-    lib.entries.retain(|k, _| !["lsm", "btree", "lsh", "hybrid"].contains(&k.as_str()));
-    let ops_of = [("lookup", 1.0, 0.0, 0.0, 0.0, 0.0), ("insert", 0.0, 0.0, 1.0, 0.0, 0.0), ("blind_update", 0.0, 1.0, 0.0, 0.0, 0.0), ("rmw", 0.0, 0.0, 0.0, 0.0, 1.0), ("range", 0.0, 0.0, 0.0, 1.0, 0.0)];
+    lib.entries
+        .retain(|k, _| !["lsm", "btree", "lsh", "hybrid"].contains(&k.as_str()));
+    let ops_of = [
+        ("lookup", 1.0, 0.0, 0.0, 0.0, 0.0),
+        ("insert", 0.0, 0.0, 1.0, 0.0, 0.0),
+        ("blind_update", 0.0, 1.0, 0.0, 0.0, 0.0),
+        ("rmw", 0.0, 0.0, 0.0, 0.0, 1.0),
+        ("range", 0.0, 0.0, 0.0, 1.0, 0.0),
+    ];
     println!("Algorithm 1 on this machine ({eta} cores, {records} records, {ops} operations per measurement)");
     for (class, design) in class_designs(16 << 20) {
         let mut phis = std::collections::BTreeMap::new();
         for (op, read, update, insert, scan, rmw) in ops_of {
             let mut w = CoreWorkload::named("c").expect("ycsb-c exists");
             w.distribution = cosine_ycsb::Distribution::Uniform;
-            (w.read, w.update, w.insert, w.scan, w.read_modify_write) = (read, update, insert, scan, rmw);
+            (w.read, w.update, w.insert, w.scan, w.read_modify_write) =
+                (read, update, insert, scan, rmw);
             w.record_count = records;
             w.operation_count = if op == "range" { ops / 20 } else { ops };
             w.max_scan_length = 100;
-            let dir = std::env::temp_dir().join(format!("cosine-calibrate-{}-{class}-{op}", std::process::id()));
-            let engine = Arc::new(Engine::open_with(&dir, &design, Options { sync: SyncMode::Never })?);
+            let dir = std::env::temp_dir().join(format!(
+                "cosine-calibrate-{}-{class}-{op}",
+                std::process::id()
+            ));
+            let engine = Arc::new(Engine::open_with(
+                &dir,
+                &design,
+                Options {
+                    sync: SyncMode::Never,
+                },
+            )?);
             let store = CosineStore(engine);
             run_phase(&store, &w, eta, true, 3, None);
             store.settle().map_err(|e| anyhow!(e))?;
@@ -333,7 +431,13 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         }
         lib.entries.insert(
             class.to_string(),
-            PhiEntry { lookup: phis["lookup"], insert: phis["insert"], blind_update: phis["blind_update"], rmw: phis["rmw"], range: phis["range"] },
+            PhiEntry {
+                lookup: phis["lookup"],
+                insert: phis["insert"],
+                blind_update: phis["blind_update"],
+                rmw: phis["rmw"],
+                range: phis["range"],
+            },
         );
     }
     lib.machine = format!(
@@ -343,7 +447,12 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         if a.quick { " --quick" } else { "" },
         std::env::consts::ARCH
     );
-    std::fs::write(&a.out, serde_json::to_string_pretty(&lib)? + "\n").with_context(|| format!("writing {}", a.out))?;
-    println!("wrote {} in {:.1} s", a.out, started.elapsed().as_secs_f64());
+    std::fs::write(&a.out, serde_json::to_string_pretty(&lib)? + "\n")
+        .with_context(|| format!("writing {}", a.out))?;
+    println!(
+        "wrote {} in {:.1} s",
+        a.out,
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -88,7 +88,12 @@ impl SystemArgs {
                 bail!("{name} must be a positive number, got {v}");
             }
         }
-        let mut s = EndureSystem::new(self.entries, self.entry_bytes, self.page_bytes, self.bits_per_entry);
+        let mut s = EndureSystem::new(
+            self.entries,
+            self.entry_bytes,
+            self.page_bytes,
+            self.bits_per_entry,
+        );
         s.selectivity = self.selectivity;
         s.asymmetry = self.read_write_asymmetry;
         s.variant = match self.model {
@@ -217,7 +222,9 @@ fn endure_vector(spec: &str) -> Result<[f64; 4]> {
         }
         let mut v = [0.0; 4];
         for (i, p) in parts.iter().enumerate() {
-            v[i] = p.parse::<f64>().map_err(|_| anyhow!("workload fraction '{p}' is not a number"))?;
+            v[i] = p
+                .parse::<f64>()
+                .map_err(|_| anyhow!("workload fraction '{p}' is not a number"))?;
             if !(v[i].is_finite() && (0.0..=1.0).contains(&v[i])) {
                 bail!("workload fraction {} is outside [0, 1]", v[i]);
             }
@@ -230,7 +237,12 @@ fn endure_vector(spec: &str) -> Result<[f64; 4]> {
     }
     let w = named_workload(spec)?;
     let m = w.mix;
-    let v = [m.empty_lookup, m.lookup + m.rmw, m.scan, m.insert + m.blind_update + m.rmw];
+    let v = [
+        m.empty_lookup,
+        m.lookup + m.rmw,
+        m.scan,
+        m.insert + m.blind_update + m.rmw,
+    ];
     let s: f64 = v.iter().sum();
     Ok(v.map(|x| x / s))
 }
@@ -274,7 +286,11 @@ fn print_tuning(label: &str, r: &TuneResult) {
     println!("  policy                    {policy}");
     println!("  size ratio T              {:.2}", r.tuning.size_ratio);
     println!("  filter bits per entry h   {:.3}", r.tuning.bits_per_entry);
-    println!("  buffer memory             {} ({:.0} bits)", fmt_bits(r.buffer_bits), r.buffer_bits);
+    println!(
+        "  buffer memory             {} ({:.0} bits)",
+        fmt_bits(r.buffer_bits),
+        r.buffer_bits
+    );
     println!("  levels L                  {}", r.levels);
     println!(
         "  I/Os per op               Z0 {:.4}   Z1 {:.4}   Q {:.4}   W {:.4}",
@@ -292,14 +308,26 @@ fn tune(a: TuneArgs) -> Result<()> {
         let mut v = tuning_json(&r);
         v["workload"] = json!(w);
         v["rho"] = json!(a.rho);
-        v["model"] = json!(if sys.variant == EndureVariant::Paper { "endure" } else { "endure-code" });
+        v["model"] = json!(if sys.variant == EndureVariant::Paper {
+            "endure"
+        } else {
+            "endure-code"
+        });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    let kind = if a.rho > 0.0 { format!("robust tuning, rho = {}", a.rho) } else { "nominal tuning".into() };
+    let kind = if a.rho > 0.0 {
+        format!("robust tuning, rho = {}", a.rho)
+    } else {
+        "nominal tuning".into()
+    };
     println!(
         "Endure {kind} ({} model) for (z0, z1, q, w) = ({:.4}, {:.4}, {:.4}, {:.4})",
-        if sys.variant == EndureVariant::Paper { "paper" } else { "code" },
+        if sys.variant == EndureVariant::Paper {
+            "paper"
+        } else {
+            "code"
+        },
         w[0],
         w[1],
         w[2],
@@ -370,7 +398,8 @@ fn uncertainty_cmd(a: UncertaintyArgs) -> Result<()> {
 
 fn cost(a: CostArgs) -> Result<()> {
     let design = load_design(&a.design).with_context(|| format!("design {}", a.design))?;
-    let mut workload = load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    let mut workload =
+        load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
     if let Some(n) = a.entries {
         if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0) {
             bail!("--entries must be a positive whole number, got {n}");
@@ -382,7 +411,11 @@ fn cost(a: CostArgs) -> Result<()> {
         Quirks::Reference => ReferenceQuirks::ALL,
     };
     let c: IoCost = match a.model {
-        CostModel::DistributionAware => DistributionAware { quirks, ..Default::default() }.evaluate(&design, &workload)?,
+        CostModel::DistributionAware => DistributionAware {
+            quirks,
+            ..Default::default()
+        }
+        .evaluate(&design, &workload)?,
         CostModel::WorstCase => WorstCase.evaluate(&design, &workload)?,
     };
     if a.json {
@@ -403,7 +436,11 @@ fn cost(a: CostArgs) -> Result<()> {
             CostModel::DistributionAware => "distribution-aware",
             CostModel::WorstCase => "worst-case",
         },
-        if a.quirks == Quirks::Reference { " (reference quirks)" } else { "" },
+        if a.quirks == Quirks::Reference {
+            " (reference quirks)"
+        } else {
+            ""
+        },
         design.size_ratio,
         design.hot_runs,
         design.cold_runs,
@@ -436,6 +473,9 @@ fn cost(a: CostArgs) -> Result<()> {
     ] {
         println!("  {n:<18} {v:>12.5}");
     }
-    println!("workload: {:.5} I/Os per operation, {:.4e} I/Os in total (Eq. 1)", c.per_operation, c.total);
+    println!(
+        "workload: {:.5} I/Os per operation, {:.4e} I/Os in total (Eq. 1)",
+        c.per_operation, c.total
+    );
     Ok(())
 }

@@ -40,35 +40,69 @@ pub struct GenerateArgs {
 
 fn checkout() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    root.join("engine-template/Cargo.toml").exists().then(|| root.canonicalize().ok()).flatten()
+    root.join("engine-template/Cargo.toml")
+        .exists()
+        .then(|| root.canonicalize().ok())
+        .flatten()
 }
 
 /// Runs `cosine generate`.
 pub fn run(a: GenerateArgs) -> Result<()> {
     let dependency = match (&a.engine_path, &a.engine_version) {
         (Some(p), _) => {
-            let p = Path::new(p).canonicalize().with_context(|| format!("engine path {p}"))?;
+            let p = Path::new(p)
+                .canonicalize()
+                .with_context(|| format!("engine path {p}"))?;
             if !p.join("engine-template/Cargo.toml").exists() {
-                bail!("{} is not a Cosine checkout (no engine-template/Cargo.toml)", p.display());
+                bail!(
+                    "{} is not a Cosine checkout (no engine-template/Cargo.toml)",
+                    p.display()
+                );
             }
             Dependency::Path(p)
         }
         (None, Some(v)) => Dependency::Version(v.clone()),
-        (None, None) => Dependency::Path(checkout().ok_or_else(|| anyhow!("no Cosine checkout found: pass --engine-path or --engine-version"))?),
+        (None, None) => Dependency::Path(checkout().ok_or_else(|| {
+            anyhow!("no Cosine checkout found: pass --engine-path or --engine-version")
+        })?),
     };
     let out = Path::new(&a.out);
     match (&a.design, &a.deployment) {
         (Some(path), None) => {
             let design = load_design(path).with_context(|| format!("design {path}"))?;
-            let g = Generate { name: a.name.clone(), dependency, bind: a.bind.clone(), data: "data".into(), source: path.clone() };
-            generate(&design, out, &g).with_context(|| format!("generating into {}", out.display()))?;
-            println!("wrote {} ({} design) to {}: cd {} && cargo build --release && ./target/release/{}", a.name, design.class.map_or("unclassified".into(), |c| c.to_string()), out.display(), out.display(), a.name);
+            let g = Generate {
+                name: a.name.clone(),
+                dependency,
+                bind: a.bind.clone(),
+                data: "data".into(),
+                source: path.clone(),
+            };
+            generate(&design, out, &g)
+                .with_context(|| format!("generating into {}", out.display()))?;
+            println!(
+                "wrote {} ({} design) to {}: cd {} && cargo build --release && ./target/release/{}",
+                a.name,
+                design
+                    .class
+                    .map_or("unclassified".into(), |c| c.to_string()),
+                out.display(),
+                out.display(),
+                a.name
+            );
         }
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
             let d = Deployment::from_json(&text)?;
-            let g = Generate { name: a.name.clone(), dependency, bind: a.bind.clone(), data: "data".into(), source: path.clone() };
-            generate_deployment(&d, out, &g, a.base_port, a.proxy_port).with_context(|| format!("generating into {}", out.display()))?;
+            let g = Generate {
+                name: a.name.clone(),
+                dependency,
+                bind: a.bind.clone(),
+                data: "data".into(),
+                source: path.clone(),
+            };
+            generate_deployment(&d, out, &g, a.base_port, a.proxy_port)
+                .with_context(|| format!("generating into {}", out.display()))?;
             println!("wrote a {}-shard deployment on {} to {}: {}/start.sh starts it (proxy on 127.0.0.1:{})", d.shards.len(), d.provider, out.display(), out.display(), a.proxy_port);
         }
         _ => bail!("give --design FILE or --deployment FILE"),

@@ -15,7 +15,9 @@ use clap::Parser;
 fn main() {
     let cli = match commands::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            e.exit()
+        }
         Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
             std::process::exit(2);
@@ -23,7 +25,10 @@ fn main() {
         Err(e) => {
             // clap's message without its "For more information" trailer: one line.
             let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
             let first = first.trim_start_matches("error: ");
             eprintln!("error: {first} (see cosine --help)");
             std::process::exit(2);

@@ -6,7 +6,11 @@ use cosine_search::continuum::{Config, SearchResult};
 use plotters::prelude::*;
 
 fn series(configs: &[Config]) -> Vec<(f64, f64)> {
-    configs.iter().filter(|c| c.throughput.is_finite() && c.throughput > 0.0).map(|c| (c.monthly_usd(), c.throughput)).collect()
+    configs
+        .iter()
+        .filter(|c| c.throughput.is_finite() && c.throughput > 0.0)
+        .map(|c| (c.monthly_usd(), c.throughput))
+        .collect()
 }
 
 /// Writes the plot to `path`.
@@ -16,10 +20,16 @@ pub fn write_svg(path: &str, r: &SearchResult, title: &str, budget: f64) -> Resu
         all.extend(series(b));
     }
     if all.is_empty() {
-        return Err(anyhow!("nothing to plot: no configuration fits the cost range"));
+        return Err(anyhow!(
+            "nothing to plot: no configuration fits the cost range"
+        ));
     }
-    let (x0, x1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (y0, y1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
+    let (x0, x1) = all
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let (y0, y1) = all
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("plot: {e}"))?;
     let mut chart = ChartBuilder::on(&root)
@@ -27,7 +37,10 @@ pub fn write_svg(path: &str, r: &SearchResult, title: &str, budget: f64) -> Resu
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(80)
-        .build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (y0 * 0.5..y1 * 2.0).log_scale())
+        .build_cartesian_2d(
+            (x0 * 0.8..x1 * 1.25).log_scale(),
+            (y0 * 0.5..y1 * 2.0).log_scale(),
+        )
         .map_err(|e| anyhow!("plot: {e}"))?;
     chart
         .configure_mesh()
@@ -35,7 +48,11 @@ pub fn write_svg(path: &str, r: &SearchResult, title: &str, budget: f64) -> Resu
         .y_desc("throughput (ops/s)")
         .draw()
         .map_err(|e| anyhow!("plot: {e}"))?;
-    let colors = [RGBColor(31, 119, 180), RGBColor(44, 160, 44), RGBColor(148, 103, 189)];
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(44, 160, 44),
+        RGBColor(148, 103, 189),
+    ];
     for (i, (provider, f)) in r.per_provider.iter().enumerate() {
         let pts = series(f);
         let color = colors[i % colors.len()];
@@ -43,20 +60,33 @@ pub fn write_svg(path: &str, r: &SearchResult, title: &str, budget: f64) -> Resu
             .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
             .map_err(|e| anyhow!("plot: {e}"))?
             .label(format!("Cosine on {provider}"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled()))).map_err(|e| anyhow!("plot: {e}"))?;
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| anyhow!("plot: {e}"))?;
     }
-    let base_colors = [RGBColor(214, 39, 40), RGBColor(255, 127, 14), RGBColor(127, 127, 127)];
+    let base_colors = [
+        RGBColor(214, 39, 40),
+        RGBColor(255, 127, 14),
+        RGBColor(127, 127, 127),
+    ];
     for (i, (b, f)) in r.baselines.iter().enumerate() {
         let color = base_colors[i % base_colors.len()];
         chart
             .draw_series(LineSeries::new(series(f), color.stroke_width(2)))
             .map_err(|e| anyhow!("plot: {e}"))?
             .label(b.name().to_string())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     chart
-        .draw_series(std::iter::once(PathElement::new(vec![(budget, y0 * 0.5), (budget, y1 * 2.0)], BLACK.stroke_width(1))))
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(budget, y0 * 0.5), (budget, y1 * 2.0)],
+            BLACK.stroke_width(1),
+        )))
         .map_err(|e| anyhow!("plot: {e}"))?;
     chart
         .configure_series_labels()

@@ -80,7 +80,10 @@ fn positive_int(name: &str, v: Option<f64>) -> Result<Option<u64>> {
 /// Runs `cosine search`.
 pub fn run(a: SearchArgs) -> Result<()> {
     if !(a.budget.is_finite() && a.budget > 0.0) {
-        bail!("--budget must be a positive number of USD per month, got {}", a.budget);
+        bail!(
+            "--budget must be a positive number of USD per month, got {}",
+            a.budget
+        );
     }
     if !(a.epsilon > 0.0 && a.epsilon <= 0.5) {
         bail!("--epsilon must be in (0, 0.5], got {}", a.epsilon);
@@ -93,7 +96,8 @@ pub fn run(a: SearchArgs) -> Result<()> {
     if a.max_vms == 0 {
         bail!("--max-vms must be at least 1");
     }
-    let mut workload = load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    let mut workload =
+        load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
     if let Some(n) = positive_int("--entries", a.entries)? {
         workload.entries = n;
     }
@@ -110,7 +114,12 @@ pub fn run(a: SearchArgs) -> Result<()> {
     let catalog = cosine_cloud_pricing::load(&a.catalog)?;
     let mut opts = SearchOptions::new(a.budget);
     opts.providers = Vec::new();
-    for p in a.providers.split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()) {
+    for p in a
+        .providers
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+    {
         if !catalog.providers.iter().any(|x| x.id == p) {
             bail!("unknown provider '{p}' (known: aws, gcp, azure)");
         }
@@ -120,7 +129,11 @@ pub fn run(a: SearchArgs) -> Result<()> {
         bail!("--providers names no provider");
     }
     for s in a.sla.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        opts.slas.push(Sla::parse(s).ok_or_else(|| anyhow!("unknown SLA '{s}' (known: migration, support, backup, reliability, availability)"))?);
+        opts.slas.push(Sla::parse(s).ok_or_else(|| {
+            anyhow!(
+                "unknown SLA '{s}' (known: migration, support, backup, reliability, availability)"
+            )
+        })?);
     }
     opts.epsilon = a.epsilon;
     opts.rho = a.rho;
@@ -128,7 +141,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
         opts.noise = 0.0;
     }
     opts.max_vms = a.max_vms;
-    for (name, v) in [("--latency-target", a.latency_target), ("--throughput-target", a.throughput_target)] {
+    for (name, v) in [
+        ("--latency-target", a.latency_target),
+        ("--throughput-target", a.throughput_target),
+    ] {
         if let Some(x) = v {
             if !(x.is_finite() && x > 0.0) {
                 bail!("{name} must be a positive number, got {x}");
@@ -136,7 +152,9 @@ pub fn run(a: SearchArgs) -> Result<()> {
         }
     }
     let phi = match &a.phi {
-        Some(p) => PhiLibrary::from_json(&std::fs::read_to_string(p).with_context(|| format!("cannot read {p}"))?)?,
+        Some(p) => PhiLibrary::from_json(
+            &std::fs::read_to_string(p).with_context(|| format!("cannot read {p}"))?,
+        )?,
         None => PhiLibrary::default(),
     };
     let t = std::time::Instant::now();
@@ -152,11 +170,18 @@ pub fn run(a: SearchArgs) -> Result<()> {
         })
         .collect();
     if let Some(path) = &a.design_out {
-        let best = r.best.as_ref().ok_or_else(|| anyhow!("no configuration fits the budget: no design to write"))?;
-        std::fs::write(path, best.parts[0].design.design.to_json() + "\n").with_context(|| format!("writing {path}"))?;
+        let best = r
+            .best
+            .as_ref()
+            .ok_or_else(|| anyhow!("no configuration fits the budget: no design to write"))?;
+        std::fs::write(path, best.parts[0].design.design.to_json() + "\n")
+            .with_context(|| format!("writing {path}"))?;
     }
     if let Some(path) = &a.deployment_out {
-        let best = r.best.as_ref().ok_or_else(|| anyhow!("no configuration fits the budget: no deployment to write"))?;
+        let best = r
+            .best
+            .as_ref()
+            .ok_or_else(|| anyhow!("no configuration fits the budget: no deployment to write"))?;
         let shards = best
             .parts
             .iter()
@@ -168,12 +193,20 @@ pub fn run(a: SearchArgs) -> Result<()> {
                 })
             })
             .collect();
-        let d = cosine_design::Deployment { provider: best.provider.clone(), shards };
-        std::fs::write(path, serde_json::to_string_pretty(&d)? + "\n").with_context(|| format!("writing {path}"))?;
+        let d = cosine_design::Deployment {
+            provider: best.provider.clone(),
+            shards,
+        };
+        std::fs::write(path, serde_json::to_string_pretty(&d)? + "\n")
+            .with_context(|| format!("writing {path}"))?;
     }
     if let Some(path) = &a.plot {
-        let title = format!("{}: throughput per monthly cost", workload.name.clone().unwrap_or_else(|| a.workload.clone()));
-        crate::plot::write_svg(path, &r, &title, a.budget).with_context(|| format!("writing {path}"))?;
+        let title = format!(
+            "{}: throughput per monthly cost",
+            workload.name.clone().unwrap_or_else(|| a.workload.clone())
+        );
+        crate::plot::write_svg(path, &r, &title, a.budget)
+            .with_context(|| format!("writing {path}"))?;
     }
     if a.json {
         let v = serde_json::json!({
@@ -216,7 +249,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
         println!("\nfaster on the frontier (above the budget):");
         print_config(c, false);
     }
-    println!("\nfixed designs with the same money (best configuration at or below ${:.0}/month):", a.budget);
+    println!(
+        "\nfixed designs with the same money (best configuration at or below ${:.0}/month):",
+        a.budget
+    );
     for (b, f) in &r.baselines {
         match cosine_search::continuum::best_within(f, a.budget) {
             Some(c) => println!(
@@ -299,10 +335,21 @@ fn speedup(cosine: Option<&Config>, other: Option<&Config>) -> Option<f64> {
 /// With a performance target: the cheapest configuration on the frontier that meets it.
 type Check = Box<dyn Fn(&Config) -> bool>;
 
-fn target_answer(r: &SearchResult, latency: Option<f64>, throughput: Option<f64>, _budget: f64) -> Option<(String, Option<Config>)> {
+fn target_answer(
+    r: &SearchResult,
+    latency: Option<f64>,
+    throughput: Option<f64>,
+    _budget: f64,
+) -> Option<(String, Option<Config>)> {
     let (label, ok): (String, Check) = match (latency, throughput) {
-        (Some(l), _) => (format!("latency target of {l} s"), Box::new(move |c: &Config| c.latency_s <= l)),
-        (None, Some(t)) => (format!("throughput target of {t} ops/s"), Box::new(move |c: &Config| c.throughput >= t)),
+        (Some(l), _) => (
+            format!("latency target of {l} s"),
+            Box::new(move |c: &Config| c.latency_s <= l),
+        ),
+        (None, Some(t)) => (
+            format!("throughput target of {t} ops/s"),
+            Box::new(move |c: &Config| c.throughput >= t),
+        ),
         (None, None) => return None,
     };
     Some((label, r.frontier.iter().find(|c| ok(c)).cloned()))
@@ -318,10 +365,13 @@ pub(crate) fn run_with_progress(
 ) -> Result<SearchResult> {
     let counter = Arc::new(AtomicUsize::new(0));
     opts.progress = Some(counter.clone());
-    let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} searching: {msg} configurations scored ({elapsed})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} searching: {msg} configurations scored ({elapsed})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     let result = std::thread::scope(|s| {
         let handle = s.spawn(|| search(catalog, workload, phi, &opts));
@@ -365,8 +415,15 @@ pub struct CompareArgs {
 /// Runs `cosine compare`: one search over the whole range, read at each budget.
 pub fn compare(a: CompareArgs) -> Result<()> {
     let mut budgets = Vec::new();
-    for b in a.budgets.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let v: f64 = b.parse().map_err(|_| anyhow!("budget '{b}' is not a number"))?;
+    for b in a
+        .budgets
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let v: f64 = b
+            .parse()
+            .map_err(|_| anyhow!("budget '{b}' is not a number"))?;
         if !(v.is_finite() && v > 0.0) {
             bail!("budgets must be positive, got {v}");
         }
@@ -375,7 +432,8 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     if budgets.is_empty() {
         bail!("--budgets names no budget");
     }
-    let mut workload = load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    let mut workload =
+        load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
     if let Some(n) = positive_int("--entries", a.entries)? {
         workload.entries = n;
     }
@@ -383,7 +441,12 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     let top = budgets.iter().cloned().fold(0.0, f64::max);
     let mut opts = SearchOptions::new(top);
     opts.providers = Vec::new();
-    for p in a.providers.split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()) {
+    for p in a
+        .providers
+        .split(',')
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+    {
         if !catalog.providers.iter().any(|x| x.id == p) {
             bail!("unknown provider '{p}' (known: aws, gcp, azure)");
         }
@@ -406,11 +469,19 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         })
         .collect();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"workload": workload.name, "rows": rows}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"workload": workload.name, "rows": rows})
+            )?
+        );
         return Ok(());
     }
     println!("{}: throughput (ops/s) at each monthly budget; the fixed designs choose their best hardware too", workload.name.clone().unwrap_or(a.workload));
-    print!("{:>10}  {:>14}  {:<34}", "budget", "Cosine", "(provider, VMs, class)");
+    print!(
+        "{:>10}  {:>14}  {:<34}",
+        "budget", "Cosine", "(provider, VMs, class)"
+    );
     for s in Baseline::ALL {
         print!("  {:>18}", s.name());
     }
@@ -418,8 +489,23 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     for (b, row) in budgets.iter().zip(&rows) {
         let cosine = cosine_search::continuum::best_within(&r.frontier, *b);
         match cosine {
-            Some(c) => print!("{:>10}  {:>14.0}  {:<34}", format!("${b:.0}"), c.throughput, format!("{}, {}, {}", c.provider, c.describe(), c.parts[0].design.class)),
-            None => print!("{:>10}  {:>14}  {:<34}", format!("${b:.0}"), "-", "(nothing fits)"),
+            Some(c) => print!(
+                "{:>10}  {:>14.0}  {:<34}",
+                format!("${b:.0}"),
+                c.throughput,
+                format!(
+                    "{}, {}, {}",
+                    c.provider,
+                    c.describe(),
+                    c.parts[0].design.class
+                )
+            ),
+            None => print!(
+                "{:>10}  {:>14}  {:<34}",
+                format!("${b:.0}"),
+                "-",
+                "(nothing fits)"
+            ),
         }
         for s in Baseline::ALL {
             match row[s.name()].as_f64() {

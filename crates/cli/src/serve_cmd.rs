@@ -52,12 +52,28 @@ pub fn run(a: ServeArgs) -> Result<()> {
         Sync::Batch => SyncMode::Batch,
         Sync::Never => SyncMode::Never,
     };
-    let opts = ServerOptions { bind: a.bind.clone(), max_connections: a.max_connections, max_request_bytes: a.max_request_bytes };
-    let class = design.class.map(|c| c.to_string()).unwrap_or_else(|| "unrecorded".into());
-    cosine_server::run(std::path::Path::new(&a.data), &design, Options { sync }, opts, |addr| {
-        println!("cosine serving {} ({class} design, T={}) on {addr}, data in {}, sync {:?}", a.design, design.size_ratio, a.data, a.sync);
-        let _ = std::io::stdout().flush();
-    })
+    let opts = ServerOptions {
+        bind: a.bind.clone(),
+        max_connections: a.max_connections,
+        max_request_bytes: a.max_request_bytes,
+    };
+    let class = design
+        .class
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| "unrecorded".into());
+    cosine_server::run(
+        std::path::Path::new(&a.data),
+        &design,
+        Options { sync },
+        opts,
+        |addr| {
+            println!(
+                "cosine serving {} ({class} design, T={}) on {addr}, data in {}, sync {:?}",
+                a.design, design.size_ratio, a.data, a.sync
+            );
+            let _ = std::io::stdout().flush();
+        },
+    )
     .with_context(|| format!("serving {}", a.data))?;
     println!("cosine: engine flushed and closed");
     Ok(())

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn cosine(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cosine")).args(args).output().expect("run cosine")
+    Command::new(env!("CARGO_BIN_EXE_cosine"))
+        .args(args)
+        .output()
+        .expect("run cosine")
 }
 
 fn examples() -> PathBuf {
@@ -17,7 +20,11 @@ fn example(name: &str) -> String {
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
 }
 
@@ -26,8 +33,15 @@ fn fails_with(args: &[&str], needle: &str) {
     let out = cosine(args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line expected, got: {err}");
-    assert!(err.to_lowercase().contains(&needle.to_lowercase()), "{args:?}: '{needle}' not in: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line expected, got: {err}"
+    );
+    assert!(
+        err.to_lowercase().contains(&needle.to_lowercase()),
+        "{args:?}: '{needle}' not in: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -41,8 +55,20 @@ fn tmp_file(name: &str, text: &str) -> String {
 
 #[test]
 fn tune_json_has_the_documented_fields() {
-    let v = json(&cosine(&["tune", "--workload", "0.25,0.25,0.25,0.25", "--json"]));
-    for k in ["policy", "size_ratio", "bits_per_entry", "buffer_bits", "cost", "worst_case_cost"] {
+    let v = json(&cosine(&[
+        "tune",
+        "--workload",
+        "0.25,0.25,0.25,0.25",
+        "--json",
+    ]));
+    for k in [
+        "policy",
+        "size_ratio",
+        "bits_per_entry",
+        "buffer_bits",
+        "cost",
+        "worst_case_cost",
+    ] {
         assert!(v.get(k).is_some(), "missing {k}");
     }
     for k in ["z0", "z1", "q", "w"] {
@@ -55,7 +81,16 @@ fn tune_json_has_the_documented_fields() {
 
 #[test]
 fn robust_tuning_reports_a_larger_worst_case() {
-    let v = json(&cosine(&["tune", "--workload", "endure-w11", "--rho", "0.5", "--json", "--model", "endure-code"]));
+    let v = json(&cosine(&[
+        "tune",
+        "--workload",
+        "endure-w11",
+        "--rho",
+        "0.5",
+        "--json",
+        "--model",
+        "endure-code",
+    ]));
     assert!(v["worst_case_cost"].as_f64().unwrap() > v["cost"].as_f64().unwrap());
     let out = cosine(&["tune", "--workload", "endure-w11", "--rho", "0.5"]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -65,7 +100,18 @@ fn robust_tuning_reports_a_larger_worst_case() {
 
 #[test]
 fn uncertainty_json() {
-    let v = json(&cosine(&["uncertainty", "--expected", "endure-w1", "--rho", "1", "--samples", "500", "--seed", "3", "--json"]));
+    let v = json(&cosine(&[
+        "uncertainty",
+        "--expected",
+        "endure-w1",
+        "--rho",
+        "1",
+        "--samples",
+        "500",
+        "--seed",
+        "3",
+        "--json",
+    ]));
     assert_eq!(v["samples"], 500);
     let d = &v["delta_throughput"];
     assert!(d["q1"].as_f64().unwrap() <= d["median"].as_f64().unwrap());
@@ -75,26 +121,71 @@ fn uncertainty_json() {
 
 #[test]
 fn cost_json_has_the_documented_fields() {
-    for design in ["design-lsm.json", "design-btree.json", "design-lsh.json", "design-hybrid.json"] {
+    for design in [
+        "design-lsm.json",
+        "design-btree.json",
+        "design-lsh.json",
+        "design-hybrid.json",
+    ] {
         for model in ["distribution-aware", "worst-case"] {
-            let v = json(&cosine(&["cost", "--design", &example(design), "--workload", "ycsb-a", "--model", model, "--json"]));
+            let v = json(&cosine(&[
+                "cost",
+                "--design",
+                &example(design),
+                "--workload",
+                "ycsb-a",
+                "--model",
+                model,
+                "--json",
+            ]));
             for k in ["levels", "cold_levels", "fpr_sum", "total"] {
                 assert!(v.get(k).is_some(), "{design}: missing {k}");
             }
-            for k in ["lookup", "empty_lookup", "insert", "blind_update", "rmw", "long_scan", "short_scan"] {
+            for k in [
+                "lookup",
+                "empty_lookup",
+                "insert",
+                "blind_update",
+                "rmw",
+                "long_scan",
+                "short_scan",
+            ] {
                 let x = v["per_op"][k].as_f64().unwrap();
                 assert!(x.is_finite() && x >= 0.0, "{design} {model} {k} = {x}");
             }
         }
     }
-    let q = json(&cosine(&["cost", "--design", &example("design-lsm.json"), "--workload", &example("workload-skewed-writes.json"), "--quirks", "reference", "--json"]));
+    let q = json(&cosine(&[
+        "cost",
+        "--design",
+        &example("design-lsm.json"),
+        "--workload",
+        &example("workload-skewed-writes.json"),
+        "--quirks",
+        "reference",
+        "--json",
+    ]));
     assert_eq!(q["quirks"], true);
 }
 
 #[test]
 fn cost_classes_follow_algorithm_3() {
-    for (design, class) in [("design-lsm.json", "lsm"), ("design-btree.json", "btree"), ("design-lsh.json", "lsh"), ("design-hybrid.json", "hybrid")] {
-        let v = json(&cosine(&["cost", "--design", &example(design), "--workload", "ycsb-c", "--entries", "100000000", "--json"]));
+    for (design, class) in [
+        ("design-lsm.json", "lsm"),
+        ("design-btree.json", "btree"),
+        ("design-lsh.json", "lsh"),
+        ("design-hybrid.json", "hybrid"),
+    ] {
+        let v = json(&cosine(&[
+            "cost",
+            "--design",
+            &example(design),
+            "--workload",
+            "ycsb-c",
+            "--entries",
+            "100000000",
+            "--json",
+        ]));
         assert_eq!(v["class"], class, "{design}");
     }
 }
@@ -107,25 +198,106 @@ fn bad_input_is_one_line_and_exit_2() {
     fails_with(&["tune", "--workload", "0.5,0.5,0.5,0.5"], "sum");
     fails_with(&["tune", "--workload", "0.5,0.5"], "four");
     fails_with(&["tune", "--workload", "a,b,c,d"], "not a number");
-    fails_with(&["tune", "--workload", "endure-w1", "--entries", "-5"], "entries");
-    fails_with(&["tune", "--workload", "endure-w1", "--bits-per-entry", "0.01"], "buffer");
+    fails_with(
+        &["tune", "--workload", "endure-w1", "--entries", "-5"],
+        "entries",
+    );
+    fails_with(
+        &[
+            "tune",
+            "--workload",
+            "endure-w1",
+            "--bits-per-entry",
+            "0.01",
+        ],
+        "buffer",
+    );
     fails_with(&["tune", "--workload", "endure-w1", "--rho", "abc"], "rho");
-    fails_with(&["uncertainty", "--expected", "nope", "--rho", "1"], "unknown workload");
-    fails_with(&["uncertainty", "--expected", "endure-w1", "--rho", "-0.5"], "rho");
-    fails_with(&["cost", "--design", "/nonexistent/design.json", "--workload", "ycsb-a"], "cannot read");
-    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", "ycsb-q"], "unknown workload");
+    fails_with(
+        &["uncertainty", "--expected", "nope", "--rho", "1"],
+        "unknown workload",
+    );
+    fails_with(
+        &["uncertainty", "--expected", "endure-w1", "--rho", "-0.5"],
+        "rho",
+    );
+    fails_with(
+        &[
+            "cost",
+            "--design",
+            "/nonexistent/design.json",
+            "--workload",
+            "ycsb-a",
+        ],
+        "cannot read",
+    );
+    fails_with(
+        &[
+            "cost",
+            "--design",
+            &example("design-lsm.json"),
+            "--workload",
+            "ycsb-q",
+        ],
+        "unknown workload",
+    );
     let malformed = tmp_file("malformed.json", "{\"mix\": {\"lookup\": 1.0");
-    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", &malformed], "malformed workload");
-    let fraction = tmp_file("fraction.json", r#"{"mix": {"lookup": 1.2, "insert": -0.2}}"#);
-    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", &fraction], "outside [0, 1]");
+    fails_with(
+        &[
+            "cost",
+            "--design",
+            &example("design-lsm.json"),
+            "--workload",
+            &malformed,
+        ],
+        "malformed workload",
+    );
+    let fraction = tmp_file(
+        "fraction.json",
+        r#"{"mix": {"lookup": 1.2, "insert": -0.2}}"#,
+    );
+    fails_with(
+        &[
+            "cost",
+            "--design",
+            &example("design-lsm.json"),
+            "--workload",
+            &fraction,
+        ],
+        "outside [0, 1]",
+    );
     let sum = tmp_file("sum.json", r#"{"mix": {"lookup": 0.5, "insert": 0.6}}"#);
-    fails_with(&["cost", "--design", &example("design-lsm.json"), "--workload", &sum], "sum");
-    let design = tmp_file("k.json", r#"{"size_ratio": 4, "hot_runs": 4, "cold_runs": 1, "buffer_bytes": 1048576, "filter_bytes": 0, "fence_bytes": 0}"#);
-    fails_with(&["cost", "--design", &design, "--workload", "ycsb-a"], "hot_runs");
-    let neg = tmp_file("neg.json", r#"{"size_ratio": 4, "hot_runs": 1, "cold_runs": 1, "buffer_bytes": -1, "filter_bytes": 0, "fence_bytes": 0}"#);
-    fails_with(&["cost", "--design", &neg, "--workload", "ycsb-a"], "non-negative");
+    fails_with(
+        &[
+            "cost",
+            "--design",
+            &example("design-lsm.json"),
+            "--workload",
+            &sum,
+        ],
+        "sum",
+    );
+    let design = tmp_file(
+        "k.json",
+        r#"{"size_ratio": 4, "hot_runs": 4, "cold_runs": 1, "buffer_bytes": 1048576, "filter_bytes": 0, "fence_bytes": 0}"#,
+    );
+    fails_with(
+        &["cost", "--design", &design, "--workload", "ycsb-a"],
+        "hot_runs",
+    );
+    let neg = tmp_file(
+        "neg.json",
+        r#"{"size_ratio": 4, "hot_runs": 1, "cold_runs": 1, "buffer_bytes": -1, "filter_bytes": 0, "fence_bytes": 0}"#,
+    );
+    fails_with(
+        &["cost", "--design", &neg, "--workload", "ycsb-a"],
+        "non-negative",
+    );
     let truncated = tmp_file("trunc.json", r#"{"size_ratio": 4, "hot_ru"#);
-    fails_with(&["cost", "--design", &truncated, "--workload", "ycsb-a"], "malformed design");
+    fails_with(
+        &["cost", "--design", &truncated, "--workload", "ycsb-a"],
+        "malformed design",
+    );
     fails_with(&["frobnicate"], "unrecognized subcommand");
     let _ = std::fs::remove_dir_all(std::path::Path::new(&malformed).parent().unwrap());
 }
@@ -146,8 +318,22 @@ fn search_answers_within_budget_and_writes_a_design() {
     let design_out = dir.join("design.json");
     let plot = dir.join("frontier.svg");
     let out = cosine(&[
-        "search", "--budget", "5000", "--workload", "ycsb-b", "--providers", "aws,azure", "--max-vms", "6", "--entries", "1000000000",
-        "--json", "--design-out", design_out.to_str().unwrap(), "--plot", plot.to_str().unwrap(),
+        "search",
+        "--budget",
+        "5000",
+        "--workload",
+        "ycsb-b",
+        "--providers",
+        "aws,azure",
+        "--max-vms",
+        "6",
+        "--entries",
+        "1000000000",
+        "--json",
+        "--design-out",
+        design_out.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
     ]);
     let v = json(&out);
     let best = &v["best"];
@@ -157,12 +343,19 @@ fn search_answers_within_budget_and_writes_a_design() {
     assert!(frontier.len() > 3);
     for w in frontier.windows(2) {
         assert!(w[0]["cost"]["total_usd"].as_f64() < w[1]["cost"]["total_usd"].as_f64());
-        assert!(w[0]["throughput"].as_f64() < w[1]["throughput"].as_f64(), "more money never buys less");
+        assert!(
+            w[0]["throughput"].as_f64() < w[1]["throughput"].as_f64(),
+            "more money never buys less"
+        );
     }
     assert_eq!(v["baselines"].as_array().unwrap().len(), 3);
     // the written design is one the engine reads
-    let d = cosine_design::Design::from_json(&std::fs::read_to_string(&design_out).unwrap()).unwrap();
-    assert_eq!(serde_json::to_value(&d).unwrap()["size_ratio"], best["parts"][0]["design"]["design"]["size_ratio"]);
+    let d =
+        cosine_design::Design::from_json(&std::fs::read_to_string(&design_out).unwrap()).unwrap();
+    assert_eq!(
+        serde_json::to_value(&d).unwrap()["size_ratio"],
+        best["parts"][0]["design"]["design"]["size_ratio"]
+    );
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("RocksDB"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -170,47 +363,170 @@ fn search_answers_within_budget_and_writes_a_design() {
 
 #[test]
 fn search_human_output_and_targets() {
-    let out = cosine(&["search", "--budget", "3000", "--workload", "ycsb-c", "--providers", "gcp", "--max-vms", "4", "--entries", "100000000", "--throughput-target", "100000000"]);
+    let out = cosine(&[
+        "search",
+        "--budget",
+        "3000",
+        "--workload",
+        "ycsb-c",
+        "--providers",
+        "gcp",
+        "--max-vms",
+        "4",
+        "--entries",
+        "100000000",
+        "--throughput-target",
+        "100000000",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for needle in ["best within budget", "fixed designs with the same money", "RocksDB", "cheapest configuration that meets", "searched"] {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "best within budget",
+        "fixed designs with the same money",
+        "RocksDB",
+        "cheapest configuration that meets",
+        "searched",
+    ] {
         assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
     }
 }
 
 #[test]
 fn search_bad_input() {
-    fails_with(&["search", "--budget", "-5", "--workload", "ycsb-a"], "budget");
-    fails_with(&["search", "--budget", "0", "--workload", "ycsb-a"], "budget");
-    fails_with(&["search", "--budget", "100", "--workload", "ycsb-z"], "unknown workload");
-    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--providers", "ibm"], "unknown provider");
-    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--sla", "bogus"], "unknown sla");
-    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--rho", "-1"], "rho");
-    fails_with(&["search", "--budget", "100", "--workload", "ycsb-a", "--catalog", "/nonexistent.json"], "cannot read catalog");
-    fails_with(&["compare", "--workload", "ycsb-a", "--budgets", "100,abc"], "not a number");
+    fails_with(
+        &["search", "--budget", "-5", "--workload", "ycsb-a"],
+        "budget",
+    );
+    fails_with(
+        &["search", "--budget", "0", "--workload", "ycsb-a"],
+        "budget",
+    );
+    fails_with(
+        &["search", "--budget", "100", "--workload", "ycsb-z"],
+        "unknown workload",
+    );
+    fails_with(
+        &[
+            "search",
+            "--budget",
+            "100",
+            "--workload",
+            "ycsb-a",
+            "--providers",
+            "ibm",
+        ],
+        "unknown provider",
+    );
+    fails_with(
+        &[
+            "search",
+            "--budget",
+            "100",
+            "--workload",
+            "ycsb-a",
+            "--sla",
+            "bogus",
+        ],
+        "unknown sla",
+    );
+    fails_with(
+        &[
+            "search",
+            "--budget",
+            "100",
+            "--workload",
+            "ycsb-a",
+            "--rho",
+            "-1",
+        ],
+        "rho",
+    );
+    fails_with(
+        &[
+            "search",
+            "--budget",
+            "100",
+            "--workload",
+            "ycsb-a",
+            "--catalog",
+            "/nonexistent.json",
+        ],
+        "cannot read catalog",
+    );
+    fails_with(
+        &["compare", "--workload", "ycsb-a", "--budgets", "100,abc"],
+        "not a number",
+    );
 }
 
 #[test]
 fn tiny_bench_validate_and_calibrate() {
-    let v = json(&cosine(&["bench", "--workload", "ycsb-b", "--records", "3000", "--ops", "2000", "--memory", "4194304", "--json"]));
+    let v = json(&cosine(&[
+        "bench",
+        "--workload",
+        "ycsb-b",
+        "--records",
+        "3000",
+        "--ops",
+        "2000",
+        "--memory",
+        "4194304",
+        "--json",
+    ]));
     assert_eq!(v["run"]["operations"], 2000);
     assert_eq!(v["run"]["errors"], 0);
     assert!(v["run"]["throughput"].as_f64().unwrap() > 0.0);
     assert!(v["run"]["read_ios_per_op"].as_f64().unwrap() >= 0.0);
-    let names: Vec<&str> = v["run"]["ops"].as_array().unwrap().iter().map(|o| o[0].as_str().unwrap()).collect();
+    let names: Vec<&str> = v["run"]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o[0].as_str().unwrap())
+        .collect();
     assert_eq!(names, vec!["read", "update"]);
-    let v = json(&cosine(&["validate", "--records", "3000", "--ops", "1000", "--memory", "1048576", "--workloads", "ycsb-c,ycsb-e", "--json"]));
+    let v = json(&cosine(&[
+        "validate",
+        "--records",
+        "3000",
+        "--ops",
+        "1000",
+        "--memory",
+        "1048576",
+        "--workloads",
+        "ycsb-c,ycsb-e",
+        "--json",
+    ]));
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 4 * 2, "four classes × two workloads");
     for r in rows {
-        assert!(r["predicted"].as_f64().unwrap() > 0.0 && r["measured"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(
+            r["predicted"].as_f64().unwrap() > 0.0 && r["measured"].as_f64().unwrap() > 0.0,
+            "{r}"
+        );
     }
     let dir = std::env::temp_dir().join(format!("cosine-phi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("phi.json");
-    let o = cosine(&["calibrate", "--quick", "--records", "2000", "--ops", "2000", "--cores", "2", "--out", out.to_str().unwrap()]);
+    let o = cosine(&[
+        "calibrate",
+        "--quick",
+        "--records",
+        "2000",
+        "--ops",
+        "2000",
+        "--cores",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let lib = cosine_cost_model::cpu::PhiLibrary::from_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let lib =
+        cosine_cost_model::cpu::PhiLibrary::from_json(&std::fs::read_to_string(&out).unwrap())
+            .unwrap();
     assert!(lib.machine.contains("cores"));
     let _ = std::fs::remove_dir_all(&dir);
     fails_with(&["bench", "--engine", "rocksdb"], "peers");

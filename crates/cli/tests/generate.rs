@@ -8,11 +8,17 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 fn cosine(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cosine")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_cosine"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 fn shared_target() -> PathBuf {
@@ -46,60 +52,112 @@ fn start_engine(name: &str, port: u16, data: &Path) -> Proc {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     assert!(line.contains("serving on"), "{line}");
     Proc(child)
 }
 
 fn client(port: u16) -> redis::Connection {
-    redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection_with_timeout(Duration::from_secs(10)).unwrap()
+    redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+        .unwrap()
+        .get_connection_with_timeout(Duration::from_secs(10))
+        .unwrap()
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]
 fn generated_lsm_and_btree_engines_build_start_and_round_trip() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, design) in [("gen-lsm", "design-lsm.json"), ("gen-btree", "design-btree.json")] {
+    for (name, design) in [
+        ("gen-lsm", "design-lsm.json"),
+        ("gen-btree", "design-btree.json"),
+    ] {
         let out = dir.path().join(name);
         let design = root().join("examples").join(design);
-        let o = cosine(&["generate", "--design", design.to_str().unwrap(), "--out", out.to_str().unwrap(), "--name", name]);
+        let o = cosine(&[
+            "generate",
+            "--design",
+            design.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--name",
+            name,
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let main = std::fs::read_to_string(out.join("src/main.rs")).unwrap();
-        assert!(main.contains("pub const DESIGN: Design = Design {"), "the design is a compile-time constant");
+        assert!(
+            main.contains("pub const DESIGN: Design = Design {"),
+            "the design is a compile-time constant"
+        );
         assert!(out.join("README.md").exists() && out.join(format!("{name}.conf")).exists());
         build(&out);
         let port = free_port();
         let _engine = start_engine(name, port, &dir.path().join(format!("{name}-data")));
         let mut c = client(port);
         for i in 0..500 {
-            let _: () = redis::cmd("SET").arg(format!("k{i}")).arg(format!("v{i}")).query(&mut c).unwrap();
+            let _: () = redis::cmd("SET")
+                .arg(format!("k{i}"))
+                .arg(format!("v{i}"))
+                .query(&mut c)
+                .unwrap();
         }
         for i in (0..500).step_by(37) {
-            let v: Option<String> = redis::cmd("GET").arg(format!("k{i}")).query(&mut c).unwrap();
+            let v: Option<String> = redis::cmd("GET")
+                .arg(format!("k{i}"))
+                .query(&mut c)
+                .unwrap();
             assert_eq!(v, Some(format!("v{i}")));
         }
         let info: String = redis::cmd("INFO").query(&mut c).unwrap();
-        let class = if name == "gen-lsm" { "class:lsm" } else { "class:btree" };
+        let class = if name == "gen-lsm" {
+            "class:lsm"
+        } else {
+            "class:btree"
+        };
         assert!(info.contains(class), "{info}");
     }
     // refusing to overwrite
-    let o = cosine(&["generate", "--design", root().join("examples/design-lsm.json").to_str().unwrap(), "--out", dir.path().join("gen-lsm").to_str().unwrap()]);
+    let o = cosine(&[
+        "generate",
+        "--design",
+        root().join("examples/design-lsm.json").to_str().unwrap(),
+        "--out",
+        dir.path().join("gen-lsm").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]
 fn three_shards_behind_twemproxy_spread_by_memory() {
-    if Command::new("nutcracker").arg("--version").output().is_err() {
+    if Command::new("nutcracker")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         // CI installs nutcracker, so there the test always runs
-        assert!(std::env::var_os("CI").is_none(), "CI must have nutcracker installed (Debian package nutcracker)");
-        eprintln!("nutcracker is not installed (Debian package nutcracker): skipping the twemproxy test");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have nutcracker installed (Debian package nutcracker)"
+        );
+        eprintln!(
+            "nutcracker is not installed (Debian package nutcracker): skipping the twemproxy test"
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let design: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root().join("examples/design-lsm.json")).unwrap()).unwrap();
+    let design: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/design-lsm.json")).unwrap(),
+    )
+    .unwrap();
     let gib = 1u64 << 30;
     let deployment = serde_json::json!({
         "provider": "aws",
@@ -115,18 +173,44 @@ fn three_shards_behind_twemproxy_spread_by_memory() {
     let (base, proxy) = (free_port().max(20000), free_port());
     let base = if base > 65000 { 30000 } else { base };
     let o = cosine(&[
-        "generate", "--deployment", dep_path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--name", "shard-engine",
-        "--base-port", &base.to_string(), "--proxy-port", &proxy.to_string(),
+        "generate",
+        "--deployment",
+        dep_path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--name",
+        "shard-engine",
+        "--base-port",
+        &base.to_string(),
+        "--proxy-port",
+        &proxy.to_string(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let yml = std::fs::read_to_string(out.join("nutcracker.yml")).unwrap();
-    assert!(yml.contains("distribution: ketama") && yml.contains(":16 shard-0") && yml.contains(":64 shard-2"), "{yml}");
+    assert!(
+        yml.contains("distribution: ketama")
+            && yml.contains(":16 shard-0")
+            && yml.contains(":64 shard-2"),
+        "{yml}"
+    );
     build(&out.join("engines/shard-engine-0"));
     let mut engines = Vec::new();
     for i in 0..3u16 {
-        engines.push(start_engine("shard-engine-0", base + i, &dir.path().join(format!("shard-{i}"))));
+        engines.push(start_engine(
+            "shard-engine-0",
+            base + i,
+            &dir.path().join(format!("shard-{i}")),
+        ));
     }
-    let _proxy = Proc(Command::new("nutcracker").arg("-c").arg(out.join("nutcracker.yml")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    let _proxy = Proc(
+        Command::new("nutcracker")
+            .arg("-c")
+            .arg(out.join("nutcracker.yml"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     // twemproxy closes connections that send commands it does not proxy (the redis crate's CLIENT SETINFO),
     // so the proxy is driven with plain RESP
     let mut c = None;
@@ -144,12 +228,17 @@ fn three_shards_behind_twemproxy_spread_by_memory() {
     for i in (0..10_000).step_by(101) {
         assert_eq!(c.call(&["GET", &format!("user{i}")]), i.to_string());
     }
-    let counts: Vec<i64> = (0..3).map(|i| redis::cmd("DBSIZE").query(&mut client(base + i)).unwrap()).collect();
+    let counts: Vec<i64> = (0..3)
+        .map(|i| redis::cmd("DBSIZE").query(&mut client(base + i)).unwrap())
+        .collect();
     assert_eq!(counts.iter().sum::<i64>(), 10_000);
     let weights = [16.0, 32.0, 64.0];
     for (n, w) in counts.iter().zip(weights) {
         let expected = 10_000.0 * w / 112.0;
-        assert!((*n as f64) > expected * 0.6 && (*n as f64) < expected * 1.4, "counts {counts:?} against weights {weights:?}");
+        assert!(
+            (*n as f64) > expected * 0.6 && (*n as f64) < expected * 1.4,
+            "counts {counts:?} against weights {weights:?}"
+        );
     }
 }
 
@@ -162,7 +251,10 @@ struct Resp {
 impl Resp {
     fn new(s: std::net::TcpStream) -> Self {
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Resp { w: s.try_clone().unwrap(), r: BufReader::new(s) }
+        Resp {
+            w: s.try_clone().unwrap(),
+            r: BufReader::new(s),
+        }
     }
 
     fn call(&mut self, args: &[&str]) -> String {

@@ -14,22 +14,44 @@ struct Server {
 
 impl Server {
     fn start(data: &std::path::Path, extra: &[&str]) -> Server {
-        let design = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/design-lsm.json");
+        let design =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/design-lsm.json");
         let mut child = Command::new(env!("CARGO_BIN_EXE_cosine"))
-            .args(["serve", "--design", design.to_str().unwrap(), "--data", data.to_str().unwrap(), "--bind", "127.0.0.1:0"])
+            .args([
+                "serve",
+                "--design",
+                design.to_str().unwrap(),
+                "--data",
+                data.to_str().unwrap(),
+                "--bind",
+                "127.0.0.1:0",
+            ])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
-        let addr = line.split(" on ").nth(1).unwrap().split(',').next().unwrap().trim().to_string();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .split(" on ")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .trim()
+            .to_string();
         Server { child, addr }
     }
 
     fn client(&self) -> redis::Connection {
-        redis::Client::open(format!("redis://{}/", self.addr)).unwrap().get_connection().unwrap()
+        redis::Client::open(format!("redis://{}/", self.addr))
+            .unwrap()
+            .get_connection()
+            .unwrap()
     }
 
     fn raw(&self) -> TcpStream {
@@ -70,51 +92,137 @@ fn commands_behave_like_redis() {
     assert_eq!(v.as_deref(), Some("v1"));
     let none: Option<String> = redis::cmd("GET").arg("missing").query(&mut c).unwrap();
     assert_eq!(none, None);
-    let _: () = redis::cmd("MSET").arg("a").arg("1").arg("b").arg("2").query(&mut c).unwrap();
-    let m: Vec<Option<String>> = redis::cmd("MGET").arg("a").arg("zz").arg("b").query(&mut c).unwrap();
+    let _: () = redis::cmd("MSET")
+        .arg("a")
+        .arg("1")
+        .arg("b")
+        .arg("2")
+        .query(&mut c)
+        .unwrap();
+    let m: Vec<Option<String>> = redis::cmd("MGET")
+        .arg("a")
+        .arg("zz")
+        .arg("b")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(m, vec![Some("1".into()), None, Some("2".into())]);
     let n: i64 = redis::cmd("INCR").arg("a").query(&mut c).unwrap();
     assert_eq!(n, 2);
-    let n: i64 = redis::cmd("INCRBY").arg("counter").arg(40).query(&mut c).unwrap();
+    let n: i64 = redis::cmd("INCRBY")
+        .arg("counter")
+        .arg(40)
+        .query(&mut c)
+        .unwrap();
     assert_eq!(n, 40);
     let e: redis::RedisResult<i64> = redis::cmd("INCR").arg("k1").query(&mut c);
     assert!(e.unwrap_err().to_string().contains("not an integer"));
-    let nx: Option<String> = redis::cmd("SET").arg("k1").arg("other").arg("NX").query(&mut c).unwrap();
+    let nx: Option<String> = redis::cmd("SET")
+        .arg("k1")
+        .arg("other")
+        .arg("NX")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(nx, None);
-    let n: i64 = redis::cmd("EXISTS").arg("k1").arg("nope").arg("a").query(&mut c).unwrap();
+    let n: i64 = redis::cmd("EXISTS")
+        .arg("k1")
+        .arg("nope")
+        .arg("a")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(n, 2);
     // hashes
-    let added: i64 = redis::cmd("HSET").arg("h").arg("f1").arg("x").arg("f2").arg("y").query(&mut c).unwrap();
+    let added: i64 = redis::cmd("HSET")
+        .arg("h")
+        .arg("f1")
+        .arg("x")
+        .arg("f2")
+        .arg("y")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(added, 2);
-    let _: () = redis::cmd("HMSET").arg("h").arg("f3").arg("z").query(&mut c).unwrap();
+    let _: () = redis::cmd("HMSET")
+        .arg("h")
+        .arg("f3")
+        .arg("z")
+        .query(&mut c)
+        .unwrap();
     let all: Vec<String> = redis::cmd("HGETALL").arg("h").query(&mut c).unwrap();
     assert_eq!(all, vec!["f1", "x", "f2", "y", "f3", "z"]);
-    let some: Vec<Option<String>> = redis::cmd("HMGET").arg("h").arg("f2").arg("nope").query(&mut c).unwrap();
+    let some: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg("h")
+        .arg("f2")
+        .arg("nope")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(some, vec![Some("y".into()), None]);
     let one: Option<String> = redis::cmd("HGET").arg("h").arg("f3").query(&mut c).unwrap();
     assert_eq!(one.as_deref(), Some("z"));
-    let d: i64 = redis::cmd("HDEL").arg("h").arg("f1").arg("nope").query(&mut c).unwrap();
+    let d: i64 = redis::cmd("HDEL")
+        .arg("h")
+        .arg("f1")
+        .arg("nope")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(d, 1);
     let wrong: redis::RedisResult<String> = redis::cmd("GET").arg("h").query(&mut c);
     assert!(wrong.unwrap_err().to_string().contains("WRONGTYPE"));
     // sorted sets, as YCSB's Redis binding uses them
-    let _: i64 = redis::cmd("ZADD").arg("_indices").arg(3).arg("user3").arg(1).arg("user1").arg(2).arg("user2").query(&mut c).unwrap();
-    let r: Vec<String> = redis::cmd("ZRANGEBYSCORE").arg("_indices").arg(2).arg("+inf").arg("LIMIT").arg(0).arg(10).query(&mut c).unwrap();
+    let _: i64 = redis::cmd("ZADD")
+        .arg("_indices")
+        .arg(3)
+        .arg("user3")
+        .arg(1)
+        .arg("user1")
+        .arg(2)
+        .arg("user2")
+        .query(&mut c)
+        .unwrap();
+    let r: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+        .arg("_indices")
+        .arg(2)
+        .arg("+inf")
+        .arg("LIMIT")
+        .arg(0)
+        .arg(10)
+        .query(&mut c)
+        .unwrap();
     assert_eq!(r, vec!["user2", "user3"]);
-    let removed: i64 = redis::cmd("ZREM").arg("_indices").arg("user2").query(&mut c).unwrap();
+    let removed: i64 = redis::cmd("ZREM")
+        .arg("_indices")
+        .arg("user2")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(removed, 1);
     let card: i64 = redis::cmd("ZCARD").arg("_indices").query(&mut c).unwrap();
     assert_eq!(card, 2);
     // ordered scans and keyspace commands
     for i in 0..30 {
-        let _: () = redis::cmd("SET").arg(format!("user{i:03}")).arg(i).query(&mut c).unwrap();
+        let _: () = redis::cmd("SET")
+            .arg(format!("user{i:03}"))
+            .arg(i)
+            .query(&mut c)
+            .unwrap();
     }
-    let range: Vec<String> = redis::cmd("RANGE").arg("user010").arg("user013").query(&mut c).unwrap();
-    assert_eq!(range, vec!["user010", "10", "user011", "11", "user012", "12"]);
+    let range: Vec<String> = redis::cmd("RANGE")
+        .arg("user010")
+        .arg("user013")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(
+        range,
+        vec!["user010", "10", "user011", "11", "user012", "12"]
+    );
     let mut cursor = "0".to_string();
     let mut seen = Vec::new();
     loop {
-        let (next, keys): (String, Vec<String>) = redis::cmd("SCAN").arg(&cursor).arg("MATCH").arg("user0*").arg("COUNT").arg(7).query(&mut c).unwrap();
+        let (next, keys): (String, Vec<String>) = redis::cmd("SCAN")
+            .arg(&cursor)
+            .arg("MATCH")
+            .arg("user0*")
+            .arg("COUNT")
+            .arg(7)
+            .query(&mut c)
+            .unwrap();
         seen.extend(keys);
         if next == "0" {
             break;
@@ -125,7 +233,11 @@ fn commands_behave_like_redis() {
     let size: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
     assert_eq!(size, 30 + 6);
     let info: String = redis::cmd("INFO").query(&mut c).unwrap();
-    assert!(info.contains("size_ratio:10") && info.contains("write_amplification") && info.contains("filter_bytes"));
+    assert!(
+        info.contains("size_ratio:10")
+            && info.contains("write_amplification")
+            && info.contains("filter_bytes")
+    );
     let cmds: redis::Value = redis::cmd("COMMAND").query(&mut c).unwrap();
     assert!(matches!(cmds, redis::Value::Array(ref v) if !v.is_empty()));
     let unknown: redis::RedisResult<String> = redis::cmd("FROB").arg("x").query(&mut c);
@@ -147,7 +259,10 @@ fn pipelining_and_persistence_across_restarts() {
     let mut c = server.client();
     let mut pipe = redis::pipe();
     for i in 0..2000 {
-        pipe.cmd("SET").arg(format!("key{i:05}")).arg(format!("value{i}")).ignore();
+        pipe.cmd("SET")
+            .arg(format!("key{i:05}"))
+            .arg(format!("value{i}"))
+            .ignore();
     }
     let _: () = pipe.query(&mut c).unwrap();
     server.shutdown();
@@ -156,14 +271,25 @@ fn pipelining_and_persistence_across_restarts() {
     let mut c = server.client();
     let v: Option<String> = redis::cmd("GET").arg("key01999").query(&mut c).unwrap();
     assert_eq!(v.as_deref(), Some("value1999"));
-    let _: () = redis::cmd("SET").arg("after-restart").arg("yes").query(&mut c).unwrap();
-    let status = Command::new("kill").arg("-TERM").arg(server.child.id().to_string()).status().unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("after-restart")
+        .arg("yes")
+        .query(&mut c)
+        .unwrap();
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(server.child.id().to_string())
+        .status()
+        .unwrap();
     assert!(status.success());
     let mut server = server;
     assert!(server.child.wait().unwrap().success());
     let server2 = Server::start(dir.path(), &[]);
     let mut c = server2.client();
-    let v: Option<String> = redis::cmd("GET").arg("after-restart").query(&mut c).unwrap();
+    let v: Option<String> = redis::cmd("GET")
+        .arg("after-restart")
+        .query(&mut c)
+        .unwrap();
     assert_eq!(v.as_deref(), Some("yes"));
     let n: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
     assert_eq!(n, 2001);
@@ -173,7 +299,10 @@ fn pipelining_and_persistence_across_restarts() {
 #[test]
 fn bad_clients_only_hurt_themselves() {
     let dir = data_dir("serve-bad");
-    let server = Server::start(dir.path(), &["--max-connections", "3", "--max-request-bytes", "1000"]);
+    let server = Server::start(
+        dir.path(),
+        &["--max-connections", "3", "--max-request-bytes", "1000"],
+    );
     let mut good = server.client();
     // a malformed stream gets an error and its connection is closed
     let mut bad = server.raw();
@@ -184,14 +313,22 @@ fn bad_clients_only_hurt_themselves() {
     assert!(reply.starts_with("-ERR Protocol error"), "{reply}");
     // a client that disconnects mid-request
     let mut half = server.raw();
-    half.write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nabc").unwrap();
+    half.write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nabc")
+        .unwrap();
     drop(half);
     // (closed connections give their slot back once the server has seen them go)
     std::thread::sleep(Duration::from_millis(600));
     // a request over the size limit
     let mut big = server.raw();
     let value = "x".repeat(2000);
-    big.write_all(format!("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n{value}\r\n", value.len()).as_bytes()).unwrap();
+    big.write_all(
+        format!(
+            "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n${}\r\n{value}\r\n",
+            value.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
     let mut reply = Vec::new();
     let _ = big.read_to_end(&mut reply);
     let reply = String::from_utf8_lossy(&reply);
@@ -218,7 +355,10 @@ fn bad_clients_only_hurt_themselves() {
         }
         extra.push(s);
     }
-    assert!(served <= 2 && refused >= 3, "served {served}, refused {refused}");
+    assert!(
+        served <= 2 && refused >= 3,
+        "served {served}, refused {refused}"
+    );
     drop((extra, good));
     std::thread::sleep(Duration::from_millis(300));
     server.shutdown();

@@ -24,7 +24,12 @@ pub enum DesignClass {
 
 impl DesignClass {
     /// Algorithm 3: the class from filter memory, the number of cold levels Y, T and the entries per block.
-    pub fn classify(filter_bytes: u64, cold_levels: u32, size_ratio: u64, entries_per_block: u64) -> Self {
+    pub fn classify(
+        filter_bytes: u64,
+        cold_levels: u32,
+        size_ratio: u64,
+        entries_per_block: u64,
+    ) -> Self {
         if filter_bytes != 0 {
             if cold_levels > 0 {
                 DesignClass::Hybrid
@@ -49,7 +54,12 @@ impl DesignClass {
     }
 
     /// All four classes, in Algorithm 3's order.
-    pub const ALL: [DesignClass; 4] = [DesignClass::Lsm, DesignClass::Btree, DesignClass::Lsh, DesignClass::Hybrid];
+    pub const ALL: [DesignClass; 4] = [
+        DesignClass::Lsm,
+        DesignClass::Btree,
+        DesignClass::Lsh,
+        DesignClass::Hybrid,
+    ];
 }
 
 impl std::fmt::Display for DesignClass {
@@ -221,7 +231,9 @@ impl Design {
 
     /// Total memory the design asks for: M_B + M_BF + M_FP.
     pub fn memory_bytes(&self) -> u64 {
-        self.buffer_bytes.saturating_add(self.filter_bytes).saturating_add(self.fence_bytes)
+        self.buffer_bytes
+            .saturating_add(self.filter_bytes)
+            .saturating_add(self.fence_bytes)
     }
 
     /// Checks every primitive against the ranges of Cosine Table 1 and the recorded class against Algorithm 3
@@ -231,7 +243,10 @@ impl Design {
             return Err(DesignError::SizeRatio(self.size_ratio));
         }
         let max = self.size_ratio - 1;
-        for (name, value) in [("hot_runs (K)", self.hot_runs), ("cold_runs (Z)", self.cold_runs)] {
+        for (name, value) in [
+            ("hot_runs (K)", self.hot_runs),
+            ("cold_runs (Z)", self.cold_runs),
+        ] {
             if value == 0 || value > max {
                 return Err(DesignError::RunsPerLevel { name, value, max });
             }
@@ -263,7 +278,10 @@ impl Design {
                 _ => None,
             };
             if let Some(reason) = reason {
-                return Err(DesignError::ClassMismatch { recorded: class.to_string(), reason });
+                return Err(DesignError::ClassMismatch {
+                    recorded: class.to_string(),
+                    reason,
+                });
             }
         }
         Ok(())
@@ -271,8 +289,10 @@ impl Design {
 
     /// Parses and validates a design.json document.
     pub fn from_json(text: &str) -> Result<Self> {
-        let repr: DesignRepr =
-            serde_json::from_str(text).map_err(|e| DesignError::Malformed { what: "design", message: e.to_string() })?;
+        let repr: DesignRepr = serde_json::from_str(text).map_err(|e| DesignError::Malformed {
+            what: "design",
+            message: e.to_string(),
+        })?;
         Design::try_from(repr)
     }
 
@@ -350,11 +370,19 @@ fn whole(field: &'static str, value: f64, memory: bool) -> Result<u64> {
         return Err(if memory {
             DesignError::NegativeMemory { field, value }
         } else {
-            DesignError::OutOfRange { field, value: value.to_string(), reason: "must be a non-negative integer" }
+            DesignError::OutOfRange {
+                field,
+                value: value.to_string(),
+                reason: "must be a non-negative integer",
+            }
         });
     }
     if value.fract() != 0.0 || value > 2f64.powi(63) {
-        return Err(DesignError::OutOfRange { field, value: value.to_string(), reason: "must be a whole number" });
+        return Err(DesignError::OutOfRange {
+            field,
+            value: value.to_string(),
+            reason: "must be a whole number",
+        });
     }
     Ok(value as u64)
 }
@@ -448,30 +476,55 @@ mod tests {
     fn k_not_below_t_is_rejected() {
         let mut d = Design::rocksdb_like(1 << 20, 1 << 20, 1 << 20);
         d.hot_runs = 10;
-        assert!(matches!(d.validate(), Err(DesignError::RunsPerLevel { value: 10, max: 9, .. })));
+        assert!(matches!(
+            d.validate(),
+            Err(DesignError::RunsPerLevel {
+                value: 10,
+                max: 9,
+                ..
+            })
+        ));
         d.hot_runs = 1;
         d.cold_runs = 0;
-        assert!(matches!(d.validate(), Err(DesignError::RunsPerLevel { value: 0, .. })));
+        assert!(matches!(
+            d.validate(),
+            Err(DesignError::RunsPerLevel { value: 0, .. })
+        ));
     }
 
     #[test]
     fn negative_memory_is_a_typed_error() {
         let text = r#"{"size_ratio":10,"hot_runs":1,"cold_runs":1,"buffer_bytes":-5,"filter_bytes":0,"fence_bytes":0}"#;
-        assert!(matches!(Design::from_json(text), Err(DesignError::NegativeMemory { field: "buffer_bytes", .. })));
+        assert!(matches!(
+            Design::from_json(text),
+            Err(DesignError::NegativeMemory {
+                field: "buffer_bytes",
+                ..
+            })
+        ));
     }
 
     #[test]
     fn unknown_field_and_bad_syntax_are_malformed() {
-        assert!(matches!(Design::from_json("{"), Err(DesignError::Malformed { .. })));
+        assert!(matches!(
+            Design::from_json("{"),
+            Err(DesignError::Malformed { .. })
+        ));
         let text = r#"{"size_ratio":10,"hot_runs":1,"cold_runs":1,"buffer_bytes":5,"filter_bytes":0,"fence_bytes":0,"tee":3}"#;
-        assert!(matches!(Design::from_json(text), Err(DesignError::Malformed { .. })));
+        assert!(matches!(
+            Design::from_json(text),
+            Err(DesignError::Malformed { .. })
+        ));
     }
 
     #[test]
     fn class_must_match_filters() {
         let mut d = Design::wiredtiger_like(1 << 20, 1 << 20);
         d.filter_bytes = 100;
-        assert!(matches!(d.validate(), Err(DesignError::ClassMismatch { .. })));
+        assert!(matches!(
+            d.validate(),
+            Err(DesignError::ClassMismatch { .. })
+        ));
     }
 
     #[test]

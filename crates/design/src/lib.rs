@@ -10,8 +10,8 @@ pub mod vm;
 pub mod workload;
 
 pub use design::{
-    Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy, MAX_KEY_BYTES,
-    MAX_VALUE_BYTES,
+    Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy,
+    MAX_KEY_BYTES, MAX_VALUE_BYTES,
 };
 pub use error::{DesignError, Result};
 pub use named::{endure_workload, named_workload, workload_names, ENDURE_EXPECTED};
@@ -23,7 +23,8 @@ pub use workload::{KeyDistribution, OperationMix, Partition, Workload};
 pub fn load_workload(spec: &str) -> std::result::Result<Workload, LoadError> {
     let path = std::path::Path::new(spec);
     if path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(spec.to_string(), e.to_string()))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LoadError::Io(spec.to_string(), e.to_string()))?;
         return Ok(Workload::from_json(&text)?);
     }
     Ok(named_workload(spec)?)
@@ -31,7 +32,8 @@ pub fn load_workload(spec: &str) -> std::result::Result<Workload, LoadError> {
 
 /// Loads and validates a design.json file.
 pub fn load_design(path: &str) -> std::result::Result<Design, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io(path.to_string(), e.to_string()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoadError::Io(path.to_string(), e.to_string()))?;
     Ok(Design::from_json(&text)?)
 }
 
@@ -73,8 +75,10 @@ pub struct ShardSpec {
 impl Deployment {
     /// Parses and validates a deployment (every design valid, at least one shard, memory positive).
     pub fn from_json(text: &str) -> Result<Self> {
-        let d: Deployment =
-            serde_json::from_str(text).map_err(|e| DesignError::Malformed { what: "deployment", message: e.to_string() })?;
+        let d: Deployment = serde_json::from_str(text).map_err(|e| DesignError::Malformed {
+            what: "deployment",
+            message: e.to_string(),
+        })?;
         if d.shards.is_empty() {
             return Err(DesignError::Zero("shards"));
         }

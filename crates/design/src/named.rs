@@ -22,7 +22,10 @@ pub const YCSB_ZIPF_THETA: f64 = 0.99;
 
 /// Every name `named_workload` knows, in order.
 pub fn workload_names() -> Vec<String> {
-    let mut v: Vec<String> = ["a", "b", "c", "d", "e", "f"].iter().map(|c| format!("ycsb-{c}")).collect();
+    let mut v: Vec<String> = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .map(|c| format!("ycsb-{c}"))
+        .collect();
     v.extend((0..15).map(|i| format!("endure-w{i}")));
     v
 }
@@ -62,23 +65,84 @@ pub fn endure_workload(v: [f64; 4]) -> Workload {
 /// Looks a workload up by name: `ycsb-a` … `ycsb-f`, `endure-w0` … `endure-w14` (case-insensitive).
 pub fn named_workload(name: &str) -> Result<Workload> {
     let lower = name.trim().to_ascii_lowercase();
-    if let Some(i) = lower.strip_prefix("endure-w").and_then(|s| s.parse::<usize>().ok()) {
+    if let Some(i) = lower
+        .strip_prefix("endure-w")
+        .and_then(|s| s.parse::<usize>().ok())
+    {
         if i < ENDURE_EXPECTED.len() && lower == format!("endure-w{i}") {
             let mut w = endure_workload(ENDURE_EXPECTED[i]);
             w.name = Some(lower);
             return Ok(w);
         }
     }
-    let zipf = KeyDistribution::Zipfian { theta: YCSB_ZIPF_THETA, universe: None };
-    let latest = KeyDistribution::Latest { theta: YCSB_ZIPF_THETA };
+    let zipf = KeyDistribution::Zipfian {
+        theta: YCSB_ZIPF_THETA,
+        universe: None,
+    };
+    let latest = KeyDistribution::Latest {
+        theta: YCSB_ZIPF_THETA,
+    };
     let new_keys = KeyDistribution::uniform();
     let (mix, reads, writes, scan_length) = match lower.as_str() {
-        "ycsb-a" => (OperationMix { lookup: 0.5, blind_update: 0.5, ..Default::default() }, zipf.clone(), zipf, 50),
-        "ycsb-b" => (OperationMix { lookup: 0.95, blind_update: 0.05, ..Default::default() }, zipf.clone(), zipf, 50),
-        "ycsb-c" => (OperationMix { lookup: 1.0, ..Default::default() }, zipf.clone(), zipf, 50),
-        "ycsb-d" => (OperationMix { lookup: 0.95, insert: 0.05, ..Default::default() }, latest, new_keys, 50),
-        "ycsb-e" => (OperationMix { scan: 0.95, insert: 0.05, ..Default::default() }, zipf, new_keys, 50),
-        "ycsb-f" => (OperationMix { lookup: 0.5, rmw: 0.5, ..Default::default() }, zipf.clone(), zipf, 50),
+        "ycsb-a" => (
+            OperationMix {
+                lookup: 0.5,
+                blind_update: 0.5,
+                ..Default::default()
+            },
+            zipf.clone(),
+            zipf,
+            50,
+        ),
+        "ycsb-b" => (
+            OperationMix {
+                lookup: 0.95,
+                blind_update: 0.05,
+                ..Default::default()
+            },
+            zipf.clone(),
+            zipf,
+            50,
+        ),
+        "ycsb-c" => (
+            OperationMix {
+                lookup: 1.0,
+                ..Default::default()
+            },
+            zipf.clone(),
+            zipf,
+            50,
+        ),
+        "ycsb-d" => (
+            OperationMix {
+                lookup: 0.95,
+                insert: 0.05,
+                ..Default::default()
+            },
+            latest,
+            new_keys,
+            50,
+        ),
+        "ycsb-e" => (
+            OperationMix {
+                scan: 0.95,
+                insert: 0.05,
+                ..Default::default()
+            },
+            zipf,
+            new_keys,
+            50,
+        ),
+        "ycsb-f" => (
+            OperationMix {
+                lookup: 0.5,
+                rmw: 0.5,
+                ..Default::default()
+            },
+            zipf.clone(),
+            zipf,
+            50,
+        ),
         _ => return Err(DesignError::UnknownWorkload(name.to_string())),
     };
     Ok(Workload {
@@ -121,7 +185,10 @@ mod tests {
     #[test]
     fn unknown_names() {
         for n in ["ycsb-g", "endure-w15", "endure-w01", "", "tpcc"] {
-            assert!(matches!(named_workload(n), Err(DesignError::UnknownWorkload(_))), "{n}");
+            assert!(
+                matches!(named_workload(n), Err(DesignError::UnknownWorkload(_))),
+                "{n}"
+            );
         }
         assert!(named_workload("YCSB-A").is_ok());
     }

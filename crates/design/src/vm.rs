@@ -40,7 +40,10 @@ impl Vm {
 
     /// Parses and validates a VM description.
     pub fn from_json(text: &str) -> Result<Self> {
-        let vm: Vm = serde_json::from_str(text).map_err(|e| DesignError::Malformed { what: "vm", message: e.to_string() })?;
+        let vm: Vm = serde_json::from_str(text).map_err(|e| DesignError::Malformed {
+            what: "vm",
+            message: e.to_string(),
+        })?;
         vm.validate()?;
         Ok(vm)
     }
@@ -52,7 +55,13 @@ mod tests {
 
     #[test]
     fn vm_round_trip_and_validation() {
-        let vm = Vm { provider: "aws".into(), name: "r5d.large".into(), vcpus: 2, memory_bytes: 16 << 30, hourly_usd: 0.144 };
+        let vm = Vm {
+            provider: "aws".into(),
+            name: "r5d.large".into(),
+            vcpus: 2,
+            memory_bytes: 16 << 30,
+            hourly_usd: 0.144,
+        };
         let text = serde_json::to_string(&vm).unwrap();
         assert_eq!(Vm::from_json(&text).unwrap(), vm);
         let bad = Vm { vcpus: 0, ..vm };

@@ -45,7 +45,14 @@ impl OperationMix {
 
     /// Builds a mix from the six fractions in `named()` order.
     pub fn from_array(f: [f64; 6]) -> Self {
-        OperationMix { lookup: f[0], empty_lookup: f[1], insert: f[2], blind_update: f[3], rmw: f[4], scan: f[5] }
+        OperationMix {
+            lookup: f[0],
+            empty_lookup: f[1],
+            insert: f[2],
+            blind_update: f[3],
+            rmw: f[4],
+            scan: f[5],
+        }
     }
 
     /// The six fractions in `named()` order.
@@ -141,7 +148,11 @@ impl KeyDistribution {
                     return bad("uniform universe must be positive".into());
                 }
             }
-            KeyDistribution::Skew { special_universe, regular_universe, probability } => {
+            KeyDistribution::Skew {
+                special_universe,
+                regular_universe,
+                probability,
+            } => {
                 if *special_universe == 0 || *regular_universe == Some(0) {
                     return bad("skew universes must be positive".into());
                 }
@@ -159,7 +170,10 @@ impl KeyDistribution {
                         return bad("partition universe must be positive".into());
                     }
                     if !(p.probability.is_finite() && (0.0..=1.0).contains(&p.probability)) {
-                        return bad(format!("partition probability {} is outside [0, 1]", p.probability));
+                        return bad(format!(
+                            "partition probability {} is outside [0, 1]",
+                            p.probability
+                        ));
                     }
                     sum += p.probability;
                 }
@@ -298,8 +312,10 @@ impl Workload {
 
     /// Parses and validates a workload.json document.
     pub fn from_json(text: &str) -> Result<Self> {
-        let w: Workload =
-            serde_json::from_str(text).map_err(|e| DesignError::Malformed { what: "workload", message: e.to_string() })?;
+        let w: Workload = serde_json::from_str(text).map_err(|e| DesignError::Malformed {
+            what: "workload",
+            message: e.to_string(),
+        })?;
         w.validate()?;
         Ok(w)
     }
@@ -316,7 +332,11 @@ mod tests {
 
     #[test]
     fn fractions_must_sum_to_one() {
-        let mut w = Workload::with_mix(OperationMix { lookup: 0.5, insert: 0.5, ..Default::default() });
+        let mut w = Workload::with_mix(OperationMix {
+            lookup: 0.5,
+            insert: 0.5,
+            ..Default::default()
+        });
         assert!(w.validate().is_ok());
         w.mix.insert = 0.5 + 2e-9;
         assert!(matches!(w.validate(), Err(DesignError::FractionSum(_))));
@@ -326,23 +346,50 @@ mod tests {
 
     #[test]
     fn fraction_outside_unit_interval() {
-        let w = Workload::with_mix(OperationMix { lookup: 1.5, insert: -0.5, ..Default::default() });
-        assert!(matches!(w.validate(), Err(DesignError::FractionRange { name: "lookup", .. })));
+        let w = Workload::with_mix(OperationMix {
+            lookup: 1.5,
+            insert: -0.5,
+            ..Default::default()
+        });
+        assert!(matches!(
+            w.validate(),
+            Err(DesignError::FractionRange { name: "lookup", .. })
+        ));
     }
 
     #[test]
     fn zero_entries_rejected() {
-        let mut w = Workload::with_mix(OperationMix { lookup: 1.0, ..Default::default() });
+        let mut w = Workload::with_mix(OperationMix {
+            lookup: 1.0,
+            ..Default::default()
+        });
         w.entries = 0;
         assert_eq!(w.validate(), Err(DesignError::Zero("entries")));
     }
 
     #[test]
     fn json_round_trip_with_skew() {
-        let mut w = Workload::with_mix(OperationMix { lookup: 0.3, insert: 0.7, ..Default::default() });
-        w.writes = KeyDistribution::Skew { special_universe: 100_000, regular_universe: None, probability: 0.2 };
+        let mut w = Workload::with_mix(OperationMix {
+            lookup: 0.3,
+            insert: 0.7,
+            ..Default::default()
+        });
+        w.writes = KeyDistribution::Skew {
+            special_universe: 100_000,
+            regular_universe: None,
+            probability: 0.2,
+        };
         w.reads = KeyDistribution::Partitioned {
-            partitions: vec![Partition { universe: 10, probability: 0.5 }, Partition { universe: 1000, probability: 0.5 }],
+            partitions: vec![
+                Partition {
+                    universe: 10,
+                    probability: 0.5,
+                },
+                Partition {
+                    universe: 1000,
+                    probability: 0.5,
+                },
+            ],
         };
         let back = Workload::from_json(&w.to_json()).unwrap();
         assert_eq!(back, w);
@@ -350,8 +397,14 @@ mod tests {
 
     #[test]
     fn malformed_json() {
-        assert!(matches!(Workload::from_json("{\"mix\": 3}"), Err(DesignError::Malformed { .. })));
+        assert!(matches!(
+            Workload::from_json("{\"mix\": 3}"),
+            Err(DesignError::Malformed { .. })
+        ));
         let bad = r#"{"mix":{"lookup":1.0},"reads":{"kind":"skew","special_universe":10,"probability":2.0}}"#;
-        assert!(matches!(Workload::from_json(bad), Err(DesignError::Distribution(_))));
+        assert!(matches!(
+            Workload::from_json(bad),
+            Err(DesignError::Distribution(_))
+        ));
     }
 }

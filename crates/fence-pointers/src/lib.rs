@@ -216,7 +216,11 @@ pub struct HashIndex {
 impl HashIndex {
     /// An index over `entries` (key hash, block number) with the blocks' handles.
     pub fn build(entries: impl IntoIterator<Item = (u64, u32)>, handles: Vec<BlockHandle>) -> Self {
-        let mut idx = HashIndex { map: HashMap::new(), collisions: HashMap::new(), handles };
+        let mut idx = HashIndex {
+            map: HashMap::new(),
+            collisions: HashMap::new(),
+            handles,
+        };
         for (h, b) in entries {
             idx.insert(h, b);
         }
@@ -241,7 +245,12 @@ impl HashIndex {
     /// Every block that may hold `key` (usually one).
     pub fn blocks(&self, key: &[u8]) -> Vec<BlockHandle> {
         let h = stable_hash(key);
-        let mut v: Vec<BlockHandle> = self.map.get(&h).map(|&b| self.handles[b as usize]).into_iter().collect();
+        let mut v: Vec<BlockHandle> = self
+            .map
+            .get(&h)
+            .map(|&b| self.handles[b as usize])
+            .into_iter()
+            .collect();
         if let Some(extra) = self.collisions.get(&h) {
             v.extend(extra.iter().map(|&b| self.handles[b as usize]));
         }
@@ -285,7 +294,11 @@ impl HashIndex {
         }
         let mut handles = Vec::with_capacity(m);
         for _ in 0..m {
-            handles.push(BlockHandle { offset: r.u64()?, len: r.u32()?, block: r.u32()? });
+            handles.push(BlockHandle {
+                offset: r.u64()?,
+                len: r.u32()?,
+                block: r.u32()?,
+            });
         }
         if pairs.iter().any(|(_, b)| *b as usize >= handles.len()) {
             return Err(FenceDecodeError("block number out of range"));
@@ -313,16 +326,30 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn bytes(&mut self, n: usize) -> Result<&'a [u8], FenceDecodeError> {
-        let end = self.pos.checked_add(n).ok_or(FenceDecodeError("length overflow"))?;
-        let s = self.buf.get(self.pos..end).ok_or(FenceDecodeError("truncated"))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .ok_or(FenceDecodeError("length overflow"))?;
+        let s = self
+            .buf
+            .get(self.pos..end)
+            .ok_or(FenceDecodeError("truncated"))?;
         self.pos = end;
         Ok(s)
     }
     fn u32(&mut self) -> Result<u32, FenceDecodeError> {
-        Ok(u32::from_le_bytes(self.bytes(4)?.try_into().map_err(|_| FenceDecodeError("u32"))?))
+        Ok(u32::from_le_bytes(
+            self.bytes(4)?
+                .try_into()
+                .map_err(|_| FenceDecodeError("u32"))?,
+        ))
     }
     fn u64(&mut self) -> Result<u64, FenceDecodeError> {
-        Ok(u64::from_le_bytes(self.bytes(8)?.try_into().map_err(|_| FenceDecodeError("u64"))?))
+        Ok(u64::from_le_bytes(
+            self.bytes(8)?
+                .try_into()
+                .map_err(|_| FenceDecodeError("u64"))?,
+        ))
     }
 }
 
@@ -332,7 +359,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn h(i: u32) -> BlockHandle {
-        BlockHandle { offset: i as u64 * 100, len: 100, block: i }
+        BlockHandle {
+            offset: i as u64 * 100,
+            len: 100,
+            block: i,
+        }
     }
 
     #[test]
@@ -350,7 +381,10 @@ mod tests {
 
     #[test]
     fn hash_index_round_trip() {
-        let idx = HashIndex::build((0..100u32).map(|i| (stable_hash(&i.to_le_bytes()), i / 10)), (0..10).map(h).collect());
+        let idx = HashIndex::build(
+            (0..100u32).map(|i| (stable_hash(&i.to_le_bytes()), i / 10)),
+            (0..10).map(h).collect(),
+        );
         let mut enc = Vec::new();
         idx.encode(&mut enc);
         let back = HashIndex::decode(&enc).unwrap();

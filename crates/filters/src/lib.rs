@@ -27,7 +27,11 @@ pub struct KeyFilter {
 impl KeyFilter {
     /// Builds a filter over `keys` with `bits_per_key` bits per key; `None` when no bits are given or there
     /// are no keys (a level without a filter).
-    pub fn build<'a>(keys: impl IntoIterator<Item = &'a [u8]>, count: usize, bits_per_key: f64) -> Option<Self> {
+    pub fn build<'a>(
+        keys: impl IntoIterator<Item = &'a [u8]>,
+        count: usize,
+        bits_per_key: f64,
+    ) -> Option<Self> {
         if count == 0 || bits_per_key.is_nan() || bits_per_key <= 0.05 {
             return None;
         }
@@ -36,7 +40,10 @@ impl KeyFilter {
         for k in keys {
             bloom.set(k);
         }
-        Some(KeyFilter { bloom, bits_per_key: bits_per_key as f32 })
+        Some(KeyFilter {
+            bloom,
+            bits_per_key: bits_per_key as f32,
+        })
     }
 
     /// False means the key is certainly absent; true means it may be present.
@@ -67,11 +74,27 @@ impl KeyFilter {
         if input.len() < 8 {
             return Err(FilterDecodeError("truncated header"));
         }
-        let bits_per_key = f32::from_le_bytes(input[0..4].try_into().map_err(|_| FilterDecodeError("header"))?);
-        let len = u32::from_le_bytes(input[4..8].try_into().map_err(|_| FilterDecodeError("header"))?) as usize;
-        let body = input.get(8..8 + len).ok_or(FilterDecodeError("truncated body"))?;
+        let bits_per_key = f32::from_le_bytes(
+            input[0..4]
+                .try_into()
+                .map_err(|_| FilterDecodeError("header"))?,
+        );
+        let len = u32::from_le_bytes(
+            input[4..8]
+                .try_into()
+                .map_err(|_| FilterDecodeError("header"))?,
+        ) as usize;
+        let body = input
+            .get(8..8 + len)
+            .ok_or(FilterDecodeError("truncated body"))?;
         let bloom = Bloom::from_slice(body).map_err(FilterDecodeError)?;
-        Ok((KeyFilter { bloom, bits_per_key }, 8 + len))
+        Ok((
+            KeyFilter {
+                bloom,
+                bits_per_key,
+            },
+            8 + len,
+        ))
     }
 }
 
@@ -133,8 +156,13 @@ impl FileFilter {
         match input.first() {
             Some(1) => Ok(FileFilter::Whole(KeyFilter::decode(&input[1..])?.0)),
             Some(2) => {
-                let n = u32::from_le_bytes(input.get(1..5).ok_or(FilterDecodeError("count"))?.try_into().unwrap_or([0; 4]))
-                    as usize;
+                let n = u32::from_le_bytes(
+                    input
+                        .get(1..5)
+                        .ok_or(FilterDecodeError("count"))?
+                        .try_into()
+                        .unwrap_or([0; 4]),
+                ) as usize;
                 let mut pos = 5;
                 let mut v = Vec::with_capacity(n.min(1 << 20));
                 for _ in 0..n {
@@ -161,7 +189,14 @@ impl FileFilter {
 /// Bits per key for each level 1..=levels of a tree of size ratio `t` over `entries` entries with K runs per
 /// level above the last and Z at the last, given `filter_bytes` of filter memory: Monkey's allocation (FPR
 /// proportional to run size), computed by the cost model. Levels that get no filter have 0.
-pub fn bits_per_key_per_level(filter_bytes: u64, entries: f64, levels: u32, t: f64, k: f64, z: f64) -> Vec<f64> {
+pub fn bits_per_key_per_level(
+    filter_bytes: u64,
+    entries: f64,
+    levels: u32,
+    t: f64,
+    k: f64,
+    z: f64,
+) -> Vec<f64> {
     if levels == 0 || entries <= 0.0 {
         return Vec::new();
     }
@@ -169,7 +204,10 @@ pub fn bits_per_key_per_level(filter_bytes: u64, entries: f64, levels: u32, t: f
         .map(|i| {
             let runs = if i == levels { z } else { k };
             let share = cosine_cost_model::layout::data_share(i, levels, t);
-            RunGroup { entries: (entries * share / runs).max(1.0), runs }
+            RunGroup {
+                entries: (entries * share / runs).max(1.0),
+                runs,
+            }
         })
         .collect();
     monkey_bits_per_key(&groups, 8.0 * filter_bytes as f64)
@@ -184,7 +222,10 @@ mod tests {
         let keys: Vec<Vec<u8>> = (0..10_000u32).map(|i| i.to_be_bytes().to_vec()).collect();
         let f = KeyFilter::build(keys.iter().map(|k| k.as_slice()), keys.len(), 10.0).unwrap();
         assert!(keys.iter().all(|k| f.may_contain(k)));
-        let fp = (10_000..110_000u32).filter(|i| f.may_contain(&i.to_be_bytes())).count() as f64 / 100_000.0;
+        let fp = (10_000..110_000u32)
+            .filter(|i| f.may_contain(&i.to_be_bytes()))
+            .count() as f64
+            / 100_000.0;
         assert!(fp < 0.02, "fpr {fp}");
         assert!(KeyFilter::build(keys.iter().map(|k| k.as_slice()), keys.len(), 0.0).is_none());
     }
@@ -192,7 +233,9 @@ mod tests {
     #[test]
     fn round_trip() {
         let keys: Vec<Vec<u8>> = (0..500u32).map(|i| i.to_le_bytes().to_vec()).collect();
-        let whole = FileFilter::Whole(KeyFilter::build(keys.iter().map(|k| k.as_slice()), 500, 8.0).unwrap());
+        let whole = FileFilter::Whole(
+            KeyFilter::build(keys.iter().map(|k| k.as_slice()), 500, 8.0).unwrap(),
+        );
         let back = FileFilter::decode(&whole.encode()).unwrap();
         assert!(keys.iter().all(|k| back.may_contain(k, None)));
         let per = FileFilter::PerBlock(vec![
@@ -214,7 +257,9 @@ mod tests {
         assert_eq!(bits.len(), 4);
         assert!(bits.windows(2).all(|w| w[0] > w[1]));
         // the average over entries is the budget: 10 bits per key
-        let avg: f64 = (1..=4).map(|i| bits[i - 1] * cosine_cost_model::layout::data_share(i as u32, 4, 10.0)).sum();
+        let avg: f64 = (1..=4)
+            .map(|i| bits[i - 1] * cosine_cost_model::layout::data_share(i as u32, 4, 10.0))
+            .sum();
         assert!((avg - 10.0).abs() < 0.01, "{avg}");
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 use crate::merge::{MergeIter, RunIter, Source};
-use crate::planner::{LevelView, Plan, RunView, FileView};
+use crate::planner::{FileView, LevelView, Plan, RunView};
 use crate::runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions};
 use crate::stats::IoStats;
 use crate::version::{Level, Run, Version};
@@ -66,10 +66,16 @@ pub fn write_entries(
     let mut files = Vec::new();
     let mut bytes = 0;
     let mut writer: Option<(u64, RunFileWriter)> = None;
-    let finish = |(id, w): (u64, RunFileWriter), files: &mut Vec<Arc<RunFile>>, bytes: &mut u64| -> Result<()> {
+    let finish = |(id, w): (u64, RunFileWriter),
+                  files: &mut Vec<Arc<RunFile>>,
+                  bytes: &mut u64|
+     -> Result<()> {
         let meta: FileMeta = w.finish()?;
         *bytes += meta.size;
-        out.stats.level(out.level).block_writes.fetch_add(meta.blocks_written, Ordering::Relaxed);
+        out.stats
+            .level(out.level)
+            .block_writes
+            .fetch_add(meta.blocks_written, Ordering::Relaxed);
         if meta.entries == 0 {
             let _ = std::fs::remove_file(file_path(out.dir, id));
             return Ok(());
@@ -82,14 +88,20 @@ pub fn write_entries(
         if v.is_none() && drop_tombstones {
             continue;
         }
-        if writer.as_ref().is_some_and(|(_, w)| w.bytes() >= out.file_bytes) {
+        if writer
+            .as_ref()
+            .is_some_and(|(_, w)| w.bytes() >= out.file_bytes)
+        {
             if let Some(w) = writer.take() {
                 finish(w, &mut files, &mut bytes)?;
             }
         }
         if writer.is_none() {
             let id = out.next_id.fetch_add(1, Ordering::SeqCst);
-            writer = Some((id, RunFileWriter::create(&file_path(out.dir, id), out.writer)?));
+            writer = Some((
+                id,
+                RunFileWriter::create(&file_path(out.dir, id), out.writer)?,
+            ));
         }
         if let Some((_, w)) = writer.as_mut() {
             w.add(&k, seq, v.as_deref())?;
@@ -114,7 +126,13 @@ pub struct Outcome {
 }
 
 fn find_run(version: &Version, level: usize, id: u64) -> Option<Arc<Run>> {
-    version.levels.get(level - 1)?.runs.iter().find(|r| r.id == id).cloned()
+    version
+        .levels
+        .get(level - 1)?
+        .runs
+        .iter()
+        .find(|r| r.id == id)
+        .cloned()
 }
 
 /// Carries out a plan on `version`, writing new files through `out` (whose level must be the plan's target).
@@ -122,9 +140,23 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
     let mut v = version.clone();
     let stats = out.stats.clone();
     match plan {
-        Plan::Nothing => Ok(Outcome { version: v, obsolete: Vec::new(), bytes_read: 0, bytes_written: 0 }),
-        Plan::MergeRuns { level, runs, target, into, drop_tombstones } => {
-            let mut inputs: Vec<Arc<Run>> = runs.iter().filter_map(|id| find_run(version, *level, *id)).collect();
+        Plan::Nothing => Ok(Outcome {
+            version: v,
+            obsolete: Vec::new(),
+            bytes_read: 0,
+            bytes_written: 0,
+        }),
+        Plan::MergeRuns {
+            level,
+            runs,
+            target,
+            into,
+            drop_tombstones,
+        } => {
+            let mut inputs: Vec<Arc<Run>> = runs
+                .iter()
+                .filter_map(|id| find_run(version, *level, *id))
+                .collect();
             if let Some(id) = into {
                 inputs.extend(find_run(version, *target, *id));
             }
@@ -132,8 +164,16 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
             let sources = inputs
                 .iter()
                 .map(|r| {
-                    let lvl = if runs.contains(&r.id) { *level } else { *target };
-                    Source::Run(RunIter::new(r.files.clone(), None, Some((stats.clone(), lvl, true))))
+                    let lvl = if runs.contains(&r.id) {
+                        *level
+                    } else {
+                        *target
+                    };
+                    Source::Run(RunIter::new(
+                        r.files.clone(),
+                        None,
+                        Some((stats.clone(), lvl, true)),
+                    ))
                 })
                 .collect();
             let mut merge = MergeIter::new(sources)?;
@@ -144,9 +184,16 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
             }
             // position of the newest merged run in the source level
             let src = &mut v.levels[*level - 1];
-            let pos = src.runs.iter().position(|r| runs.contains(&r.id)).unwrap_or(0);
+            let pos = src
+                .runs
+                .iter()
+                .position(|r| runs.contains(&r.id))
+                .unwrap_or(0);
             src.runs.retain(|r| !runs.contains(&r.id));
-            let new_run = Arc::new(Run { id: out.next_id.fetch_add(1, Ordering::SeqCst), files });
+            let new_run = Arc::new(Run {
+                id: out.next_id.fetch_add(1, Ordering::SeqCst),
+                files,
+            });
             let dst = &mut v.levels[*target - 1];
             if *target == *level {
                 if !new_run.files.is_empty() {
@@ -162,22 +209,52 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
                 dst.runs.insert(0, new_run);
             }
             v.trim();
-            Ok(Outcome { version: v, obsolete, bytes_read, bytes_written: written })
+            Ok(Outcome {
+                version: v,
+                obsolete,
+                bytes_read,
+                bytes_written: written,
+            })
         }
-        Plan::MergeFile { level, run, file, into, overlapping, drop_tombstones } => {
+        Plan::MergeFile {
+            level,
+            run,
+            file,
+            into,
+            overlapping,
+            drop_tombstones,
+        } => {
             let src_run = find_run(version, *level, *run);
             let Some(src_run) = src_run else {
-                return Ok(Outcome { version: v, obsolete: Vec::new(), bytes_read: 0, bytes_written: 0 });
+                return Ok(Outcome {
+                    version: v,
+                    obsolete: Vec::new(),
+                    bytes_read: 0,
+                    bytes_written: 0,
+                });
             };
             let Some(moved) = src_run.files.iter().find(|f| f.id == *file).cloned() else {
-                return Ok(Outcome { version: v, obsolete: Vec::new(), bytes_read: 0, bytes_written: 0 });
+                return Ok(Outcome {
+                    version: v,
+                    obsolete: Vec::new(),
+                    bytes_read: 0,
+                    bytes_written: 0,
+                });
             };
             let target_run = into.and_then(|id| find_run(version, level + 1, id));
             let olds: Vec<Arc<RunFile>> = target_run
                 .as_ref()
-                .map(|r| r.files.iter().filter(|f| overlapping.contains(&f.id)).cloned().collect())
+                .map(|r| {
+                    r.files
+                        .iter()
+                        .filter(|f| overlapping.contains(&f.id))
+                        .cloned()
+                        .collect()
+                })
                 .unwrap_or_default();
-            let (new_files, bytes_read, written, obsolete) = if olds.is_empty() && target_run.is_none() {
+            let (new_files, bytes_read, written, obsolete) = if olds.is_empty()
+                && target_run.is_none()
+            {
                 // nothing below: the file moves down as it is (metadata only)
                 (vec![moved.clone()], 0, 0, Vec::new())
             } else if olds.is_empty() {
@@ -185,8 +262,16 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
             } else {
                 let bytes_read = moved.meta.size + olds.iter().map(|f| f.meta.size).sum::<u64>();
                 let sources = vec![
-                    Source::Run(RunIter::new(vec![moved.clone()], None, Some((stats.clone(), *level, true)))),
-                    Source::Run(RunIter::new(olds.clone(), None, Some((stats.clone(), level + 1, true)))),
+                    Source::Run(RunIter::new(
+                        vec![moved.clone()],
+                        None,
+                        Some((stats.clone(), *level, true)),
+                    )),
+                    Source::Run(RunIter::new(
+                        olds.clone(),
+                        None,
+                        Some((stats.clone(), level + 1, true)),
+                    )),
                 ];
                 let mut merge = MergeIter::new(sources)?;
                 let (files, written) = write_entries(|| merge.next_entry(), *drop_tombstones, out)?;
@@ -200,7 +285,12 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
             // source: drop the file (and the run if it empties)
             let src = &mut v.levels[*level - 1];
             if let Some(i) = src.runs.iter().position(|r| r.id == *run) {
-                let mut files: Vec<Arc<RunFile>> = src.runs[i].files.iter().filter(|f| f.id != *file).cloned().collect();
+                let mut files: Vec<Arc<RunFile>> = src.runs[i]
+                    .files
+                    .iter()
+                    .filter(|f| f.id != *file)
+                    .cloned()
+                    .collect();
                 if files.is_empty() {
                     src.runs.remove(i);
                 } else {
@@ -211,8 +301,12 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
             let dst = &mut v.levels[*level];
             match target_run {
                 Some(t) => {
-                    let mut files: Vec<Arc<RunFile>> =
-                        t.files.iter().filter(|f| !overlapping.contains(&f.id)).cloned().collect();
+                    let mut files: Vec<Arc<RunFile>> = t
+                        .files
+                        .iter()
+                        .filter(|f| !overlapping.contains(&f.id))
+                        .cloned()
+                        .collect();
                     files.extend(new_files);
                     files.sort_by(|a, b| a.meta.min_key.cmp(&b.meta.min_key));
                     if let Some(i) = dst.runs.iter().position(|r| r.id == t.id) {
@@ -221,12 +315,23 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
                 }
                 None => {
                     if !new_files.is_empty() {
-                        dst.runs.insert(0, Arc::new(Run { id: out.next_id.fetch_add(1, Ordering::SeqCst), files: new_files }));
+                        dst.runs.insert(
+                            0,
+                            Arc::new(Run {
+                                id: out.next_id.fetch_add(1, Ordering::SeqCst),
+                                files: new_files,
+                            }),
+                        );
                     }
                 }
             }
             v.trim();
-            Ok(Outcome { version: v, obsolete, bytes_read, bytes_written: written })
+            Ok(Outcome {
+                version: v,
+                obsolete,
+                bytes_read,
+                bytes_written: written,
+            })
         }
     }
 }

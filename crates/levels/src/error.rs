@@ -32,5 +32,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// Wraps an `io::Error` with its path.
 pub fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| Error::Io { path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }

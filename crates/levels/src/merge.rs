@@ -17,12 +17,24 @@ pub struct RunIter {
 
 impl RunIter {
     /// Iterates `files` (in key order) from `start`; `stats` = (counters, level, is_compaction).
-    pub fn new(files: Vec<Arc<RunFile>>, start: Option<&[u8]>, stats: Option<(Arc<IoStats>, usize, bool)>) -> Self {
+    pub fn new(
+        files: Vec<Arc<RunFile>>,
+        start: Option<&[u8]>,
+        stats: Option<(Arc<IoStats>, usize, bool)>,
+    ) -> Self {
         let files: VecDeque<Arc<RunFile>> = match start {
-            Some(s) => files.into_iter().filter(|f| f.meta.max_key.as_slice() >= s).collect(),
+            Some(s) => files
+                .into_iter()
+                .filter(|f| f.meta.max_key.as_slice() >= s)
+                .collect(),
             None => files.into(),
         };
-        RunIter { files, cur: None, start: start.map(|s| s.to_vec()), stats }
+        RunIter {
+            files,
+            cur: None,
+            start: start.map(|s| s.to_vec()),
+            stats,
+        }
     }
 
     /// The next entry.
@@ -34,7 +46,9 @@ impl RunIter {
                 }
                 self.cur = None;
             }
-            let Some(f) = self.files.pop_front() else { return Ok(None) };
+            let Some(f) = self.files.pop_front() else {
+                return Ok(None);
+            };
             self.cur = Some(FileIter::new(f, self.start.as_deref(), self.stats.clone())?);
         }
     }
@@ -77,7 +91,11 @@ impl MergeIter {
             }
             heads.push(e);
         }
-        Ok(MergeIter { sources, heads, heap })
+        Ok(MergeIter {
+            sources,
+            heads,
+            heap,
+        })
     }
 
     fn advance(&mut self, rank: usize) -> Result<Option<Entry>> {
@@ -92,13 +110,17 @@ impl MergeIter {
 
     /// The next key's newest version.
     pub fn next_entry(&mut self) -> Result<Option<Entry>> {
-        let Some(Reverse((key, rank))) = self.heap.pop() else { return Ok(None) };
+        let Some(Reverse((key, rank))) = self.heap.pop() else {
+            return Ok(None);
+        };
         let entry = self.advance(rank)?;
         while let Some(Reverse((k, _))) = self.heap.peek() {
             if *k != key {
                 break;
             }
-            let Some(Reverse((_, older))) = self.heap.pop() else { break };
+            let Some(Reverse((_, older))) = self.heap.pop() else {
+                break;
+            };
             self.advance(older)?;
         }
         Ok(entry)
@@ -122,7 +144,11 @@ mod tests {
     fn newest_wins() {
         let mut m = MergeIter::new(vec![
             mem(&[("b", 9, Some("new")), ("d", 8, None)]),
-            mem(&[("a", 1, Some("a")), ("b", 2, Some("old")), ("d", 3, Some("d"))]),
+            mem(&[
+                ("a", 1, Some("a")),
+                ("b", 2, Some("old")),
+                ("d", 3, Some("d")),
+            ]),
         ])
         .unwrap();
         let mut out = Vec::new();

@@ -174,7 +174,10 @@ fn key_span(f: &FileView) -> u128 {
 
 /// Decides the next compaction.
 pub fn plan(levels: &[LevelView], p: &Policy) -> Plan {
-    let depth = levels.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+    let depth = levels
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |i| i + 1);
     for i in 1..=depth {
         let level = &levels[i - 1];
         if level.is_empty() {
@@ -197,7 +200,13 @@ pub fn plan(levels: &[LevelView], p: &Policy) -> Plan {
             if last {
                 let runs = pick_window(level, level.len() - limit + 1, p.run_strategy);
                 let all = runs.len() == level.len();
-                return Plan::MergeRuns { level: i, runs, target: i, into: None, drop_tombstones: all && below_empty };
+                return Plan::MergeRuns {
+                    level: i,
+                    runs,
+                    target: i,
+                    into: None,
+                    drop_tombstones: all && below_empty,
+                };
             }
             return push_down(levels, p, i, depth);
         }
@@ -238,10 +247,21 @@ fn push_down(levels: &[LevelView], p: &Policy, i: usize, depth: usize) -> Plan {
                 ),
                 None => (None, Vec::new()),
             };
-            return Plan::MergeFile { level: i, run: run.id, file: f.id, into, overlapping, drop_tombstones: below_next_empty };
+            return Plan::MergeFile {
+                level: i,
+                run: run.id,
+                file: f.id,
+                into,
+                overlapping,
+                drop_tombstones: below_next_empty,
+            };
         }
     }
-    let into = if next_limit == 1 { next.first().map(|r| r.id) } else { None };
+    let into = if next_limit == 1 {
+        next.first().map(|r| r.id)
+    } else {
+        None
+    };
     let whole_target = into.is_some() || next.is_empty();
     Plan::MergeRuns {
         level: i,
@@ -257,7 +277,15 @@ mod tests {
     use super::*;
 
     fn run(id: u64, bytes: u64) -> RunView {
-        RunView { id, files: vec![FileView { id, bytes, min_key: vec![0], max_key: vec![255] }] }
+        RunView {
+            id,
+            files: vec![FileView {
+                id,
+                bytes,
+                min_key: vec![0],
+                max_key: vec![255],
+            }],
+        }
     }
 
     fn policy(k: usize, z: usize, c: Compaction) -> Policy {
@@ -279,11 +307,25 @@ mod tests {
     fn leveling_merges_in_place_then_pushes() {
         let p = policy(1, 1, Compaction::Full);
         let l = vec![vec![run(2, 100), run(1, 100)]];
-        assert!(matches!(plan(&l, &p), Plan::MergeRuns { level: 1, target: 1, drop_tombstones: true, .. }));
+        assert!(matches!(
+            plan(&l, &p),
+            Plan::MergeRuns {
+                level: 1,
+                target: 1,
+                drop_tombstones: true,
+                ..
+            }
+        ));
         let l = vec![vec![run(3, 450)], vec![run(1, 500)]];
         assert_eq!(
             plan(&l, &p),
-            Plan::MergeRuns { level: 1, runs: vec![3], target: 2, into: Some(1), drop_tombstones: true }
+            Plan::MergeRuns {
+                level: 1,
+                runs: vec![3],
+                target: 2,
+                into: Some(1),
+                drop_tombstones: true
+            }
         );
         let l = vec![vec![run(3, 100)], vec![run(1, 500)]];
         assert_eq!(plan(&l, &p), Plan::Nothing);
@@ -294,10 +336,19 @@ mod tests {
         let p = policy(3, 3, Compaction::Full);
         let l = vec![vec![run(3, 100), run(2, 100)], vec![run(1, 100)]];
         assert_eq!(plan(&l, &p), Plan::Nothing);
-        let l = vec![vec![run(4, 100), run(3, 100), run(2, 100)], vec![run(1, 100)]];
+        let l = vec![
+            vec![run(4, 100), run(3, 100), run(2, 100)],
+            vec![run(1, 100)],
+        ];
         assert_eq!(
             plan(&l, &p),
-            Plan::MergeRuns { level: 1, runs: vec![4, 3, 2], target: 2, into: None, drop_tombstones: false }
+            Plan::MergeRuns {
+                level: 1,
+                runs: vec![4, 3, 2],
+                target: 2,
+                into: None,
+                drop_tombstones: false
+            }
         );
     }
 
@@ -307,21 +358,48 @@ mod tests {
         let src = RunView {
             id: 5,
             files: vec![
-                FileView { id: 7, bytes: 300, min_key: vec![1], max_key: vec![2] },
-                FileView { id: 6, bytes: 300, min_key: vec![3], max_key: vec![9] },
+                FileView {
+                    id: 7,
+                    bytes: 300,
+                    min_key: vec![1],
+                    max_key: vec![2],
+                },
+                FileView {
+                    id: 6,
+                    bytes: 300,
+                    min_key: vec![3],
+                    max_key: vec![9],
+                },
             ],
         };
         let dst = RunView {
             id: 1,
             files: vec![
-                FileView { id: 2, bytes: 300, min_key: vec![0], max_key: vec![1] },
-                FileView { id: 3, bytes: 300, min_key: vec![5], max_key: vec![6] },
+                FileView {
+                    id: 2,
+                    bytes: 300,
+                    min_key: vec![0],
+                    max_key: vec![1],
+                },
+                FileView {
+                    id: 3,
+                    bytes: 300,
+                    min_key: vec![5],
+                    max_key: vec![6],
+                },
             ],
         };
         let l = vec![vec![src], vec![dst]];
         assert_eq!(
             plan(&l, &p),
-            Plan::MergeFile { level: 1, run: 5, file: 6, into: Some(1), overlapping: vec![3], drop_tombstones: true }
+            Plan::MergeFile {
+                level: 1,
+                run: 5,
+                file: 6,
+                into: Some(1),
+                overlapping: vec![3],
+                drop_tombstones: true
+            }
         );
     }
 

@@ -16,7 +16,9 @@
 use crate::error::{io, Error, Result};
 use crate::stats::IoStats;
 use cosine_design::FilterGranularity;
-use cosine_fence_pointers::{stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex};
+use cosine_fence_pointers::{
+    stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex,
+};
 use cosine_filters::{FileFilter, KeyFilter};
 use parking_lot::RwLock;
 use std::fs::File;
@@ -99,7 +101,11 @@ pub struct RunFileWriter {
 impl RunFileWriter {
     /// Creates `path` (which must not exist).
     pub fn create(path: &Path, opts: WriterOptions) -> Result<Self> {
-        let file = File::options().write(true).create_new(true).open(path).map_err(io(path))?;
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(io(path))?;
         Ok(RunFileWriter {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 16, file),
@@ -142,8 +148,10 @@ impl RunFileWriter {
         }
         self.block.push(value.is_some() as u8);
         self.block.extend_from_slice(&seq.to_le_bytes());
-        self.block.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        self.block.extend_from_slice(&(value.map_or(0, |v| v.len()) as u32).to_le_bytes());
+        self.block
+            .extend_from_slice(&(key.len() as u32).to_le_bytes());
+        self.block
+            .extend_from_slice(&(value.map_or(0, |v| v.len()) as u32).to_le_bytes());
         self.block.extend_from_slice(key);
         if let Some(v) = value {
             self.block.extend_from_slice(v);
@@ -176,23 +184,37 @@ impl RunFileWriter {
     fn write_section(&mut self, payload: &[u8]) -> Result<(u64, u32)> {
         let off = self.offset;
         self.out.write_all(payload).map_err(io(&self.path))?;
-        self.out.write_all(&crc(payload).to_le_bytes()).map_err(io(&self.path))?;
+        self.out
+            .write_all(&crc(payload).to_le_bytes())
+            .map_err(io(&self.path))?;
         let len = payload.len() as u64 + 4;
         self.offset += len;
         Ok((off, len as u32))
     }
 
     fn flush_block(&mut self) -> Result<()> {
-        let Some(first) = self.block_first.take() else { return Ok(()) };
+        let Some(first) = self.block_first.take() else {
+            return Ok(());
+        };
         let payload = std::mem::take(&mut self.block);
         let (offset, len) = self.write_section(&payload)?;
-        self.fences.push(first, BlockHandle { offset, len, block: self.block_count });
+        self.fences.push(
+            first,
+            BlockHandle {
+                offset,
+                len,
+                block: self.block_count,
+            },
+        );
         self.block_count += 1;
         self.blocks_written += 1;
         if self.opts.bits_per_key > 0.0 && self.opts.granularity == FilterGranularity::Block {
             let keys = std::mem::take(&mut self.block_keys);
-            self.per_block_filters
-                .push(KeyFilter::build(keys.iter().map(|k| k.as_slice()), keys.len(), self.opts.bits_per_key));
+            self.per_block_filters.push(KeyFilter::build(
+                keys.iter().map(|k| k.as_slice()),
+                keys.len(),
+                self.opts.bits_per_key,
+            ));
         }
         self.block = payload;
         self.block.clear();
@@ -205,9 +227,21 @@ impl RunFileWriter {
         // index blocks (on-disk fence pointers) and the top index over them
         let index_off = self.offset;
         let mut top = Fences::new();
-        for (i, (first, payload)) in self.fences.split_into_blocks(self.opts.block_bytes).into_iter().enumerate() {
+        for (i, (first, payload)) in self
+            .fences
+            .split_into_blocks(self.opts.block_bytes)
+            .into_iter()
+            .enumerate()
+        {
             let (off, len) = self.write_section(&payload)?;
-            top.push(first, BlockHandle { offset: off, len, block: i as u32 });
+            top.push(
+                first,
+                BlockHandle {
+                    offset: off,
+                    len,
+                    block: i as u32,
+                },
+            );
             self.blocks_written += 1;
         }
         let index_len = self.offset - index_off;
@@ -217,17 +251,27 @@ impl RunFileWriter {
         let filter = if self.opts.bits_per_key <= 0.0 {
             None
         } else if self.opts.granularity == FilterGranularity::Block {
-            Some(FileFilter::PerBlock(std::mem::take(&mut self.per_block_filters)))
+            Some(FileFilter::PerBlock(std::mem::take(
+                &mut self.per_block_filters,
+            )))
         } else {
             let keys = std::mem::take(&mut self.all_keys);
-            KeyFilter::build(keys.iter().map(|k| k.as_slice()), keys.len(), self.opts.bits_per_key).map(FileFilter::Whole)
+            KeyFilter::build(
+                keys.iter().map(|k| k.as_slice()),
+                keys.len(),
+                self.opts.bits_per_key,
+            )
+            .map(FileFilter::Whole)
         };
         let filter_sec = match filter {
             Some(f) => self.write_section(&f.encode())?,
             None => (self.offset, 0),
         };
         let hash_sec = if self.opts.hash_index {
-            let idx = HashIndex::build(std::mem::take(&mut self.hashes), self.fences.handles().to_vec());
+            let idx = HashIndex::build(
+                std::mem::take(&mut self.hashes),
+                self.fences.handles().to_vec(),
+            );
             let mut enc = Vec::new();
             idx.encode(&mut enc);
             self.write_section(&enc)?
@@ -309,7 +353,11 @@ pub struct RunFile {
 }
 
 fn corrupt(path: &Path, offset: u64, reason: impl Into<String>) -> Error {
-    Error::Corruption { file: path.to_path_buf(), offset, reason: reason.into() }
+    Error::Corruption {
+        file: path.to_path_buf(),
+        offset,
+        reason: reason.into(),
+    }
 }
 
 struct Cursor<'a> {
@@ -334,7 +382,10 @@ impl<'a> Cursor<'a> {
 
 /// Decodes a data block's payload into entries.
 fn decode_block(payload: &[u8]) -> Option<Vec<Entry>> {
-    let mut c = Cursor { buf: payload, pos: 0 };
+    let mut c = Cursor {
+        buf: payload,
+        pos: 0,
+    };
     let n = c.u32()? as usize;
     if n > payload.len() / 17 + 1 {
         return None;
@@ -370,14 +421,24 @@ impl RunFile {
         let foff = size - FOOTER_LEN as u64;
         let mut f = vec![0u8; FOOTER_LEN];
         file.read_exact_at(&mut f, foff).map_err(io(path))?;
-        if &f[0..8] != MAGIC || crc(&f[..FOOTER_LEN - 4]) != u32::from_le_bytes(f[FOOTER_LEN - 4..].try_into().unwrap_or([0; 4])) {
+        if &f[0..8] != MAGIC
+            || crc(&f[..FOOTER_LEN - 4])
+                != u32::from_le_bytes(f[FOOTER_LEN - 4..].try_into().unwrap_or([0; 4]))
+        {
             return Err(corrupt(path, foff, "footer checksum or magic mismatch"));
         }
-        let mut c = Cursor { buf: &f[8..], pos: 0 };
+        let mut c = Cursor {
+            buf: &f[8..],
+            pos: 0,
+        };
         let bad = || corrupt(path, foff, "footer does not decode");
         let version = c.u32().ok_or_else(bad)?;
         if version != FORMAT_VERSION {
-            return Err(corrupt(path, foff, format!("unknown run format version {version}")));
+            return Err(corrupt(
+                path,
+                foff,
+                format!("unknown run format version {version}"),
+            ));
         }
         let block_bytes = c.u32().ok_or_else(bad)?;
         let _index_off = c.u64().ok_or_else(bad)?;
@@ -389,9 +450,18 @@ impl RunFile {
                 return Err(corrupt(path, foff, "section beyond the end of the file"));
             }
         }
-        let footer = Footer { block_bytes, top: secs[0], filter: secs[1], hash: secs[2], meta: secs[3] };
+        let footer = Footer {
+            block_bytes,
+            top: secs[0],
+            filter: secs[1],
+            hash: secs[2],
+            meta: secs[3],
+        };
         let meta_bytes = read_section(&file, path, footer.meta)?;
-        let mut m = Cursor { buf: &meta_bytes, pos: 0 };
+        let mut m = Cursor {
+            buf: &meta_bytes,
+            pos: 0,
+        };
         let bad_meta = || corrupt(path, footer.meta.0, "meta section does not decode");
         let entries = m.u64().ok_or_else(bad_meta)?;
         let tombstones = m.u64().ok_or_else(bad_meta)?;
@@ -403,10 +473,15 @@ impl RunFile {
         let kl = m.u32().ok_or_else(bad_meta)? as usize;
         let max_key = m.take(kl).ok_or_else(bad_meta)?.to_vec();
         let top_bytes = read_section(&file, path, footer.top)?;
-        let top = TopIndex(Fences::decode(&top_bytes).map_err(|e| corrupt(path, footer.top.0, e.to_string()))?);
+        let top = TopIndex(
+            Fences::decode(&top_bytes).map_err(|e| corrupt(path, footer.top.0, e.to_string()))?,
+        );
         let hash = if footer.hash.1 > 0 {
             let bytes = read_section(&file, path, footer.hash)?;
-            Some(HashIndex::decode(&bytes).map_err(|e| corrupt(path, footer.hash.0, e.to_string()))?)
+            Some(
+                HashIndex::decode(&bytes)
+                    .map_err(|e| corrupt(path, footer.hash.0, e.to_string()))?,
+            )
         } else {
             None
         };
@@ -414,11 +489,24 @@ impl RunFile {
             id,
             path: path.to_path_buf(),
             file,
-            meta: FileMeta { entries, tombstones, min_seq, max_seq, data_blocks, min_key, max_key, size, blocks_written: 0 },
+            meta: FileMeta {
+                entries,
+                tombstones,
+                min_seq,
+                max_seq,
+                data_blocks,
+                min_key,
+                max_key,
+                size,
+                blocks_written: 0,
+            },
             footer,
             top,
             hash,
-            resident: RwLock::new(Residency { fences: None, filter: None }),
+            resident: RwLock::new(Residency {
+                fences: None,
+                filter: None,
+            }),
         })
     }
 
@@ -439,11 +527,17 @@ impl RunFile {
             let r = self.resident.read();
             (r.fences.is_some(), r.filter.is_some())
         };
-        let fences = if hot && !has_fences { Some(Arc::new(self.load_fences()?)) } else { None };
+        let fences = if hot && !has_fences {
+            Some(Arc::new(self.load_fences()?))
+        } else {
+            None
+        };
         let want_filter = hot && with_filter && self.footer.filter.1 > 0;
         let filter = if want_filter && !has_filter {
             let bytes = read_section(&self.file, &self.path, self.footer.filter)?;
-            Some(Arc::new(FileFilter::decode(&bytes).map_err(|e| corrupt(&self.path, self.footer.filter.0, e.to_string()))?))
+            Some(Arc::new(FileFilter::decode(&bytes).map_err(|e| {
+                corrupt(&self.path, self.footer.filter.0, e.to_string())
+            })?))
         } else {
             None
         };
@@ -498,12 +592,18 @@ impl RunFile {
     /// Reads and decodes one data block, verifying its checksum.
     pub fn read_block(&self, h: BlockHandle) -> Result<Vec<Entry>> {
         let bytes = read_section(&self.file, &self.path, (h.offset, h.len))?;
-        decode_block(&bytes).ok_or_else(|| corrupt(&self.path, h.offset, "data block does not decode"))
+        decode_block(&bytes)
+            .ok_or_else(|| corrupt(&self.path, h.offset, "data block does not decode"))
     }
 
     /// Point lookup: the newest version of `key` in this file, counting I/Os and filter probes in `stats` at
     /// `level`. Returns `Ok(None)` if the file does not hold the key.
-    pub fn get(&self, key: &[u8], stats: &IoStats, level: usize) -> Result<Option<(u64, Option<Vec<u8>>)>> {
+    pub fn get(
+        &self,
+        key: &[u8],
+        stats: &IoStats,
+        level: usize,
+    ) -> Result<Option<(u64, Option<Vec<u8>>)>> {
         if key < self.meta.min_key.as_slice() || key > self.meta.max_key.as_slice() {
             return Ok(None);
         }
@@ -571,7 +671,10 @@ fn read_section(file: &File, path: &Path, (off, len): (u64, u32)) -> Result<Vec<
         if e.kind() == std::io::ErrorKind::UnexpectedEof {
             corrupt(path, off, "section beyond the end of the file")
         } else {
-            Error::Io { path: path.to_path_buf(), source: e }
+            Error::Io {
+                path: path.to_path_buf(),
+                source: e,
+            }
         }
     })?;
     let n = buf.len() - 4;
@@ -586,8 +689,14 @@ fn read_section(file: &File, path: &Path, (off, len): (u64, u32)) -> Result<Vec<
 /// How a file iterator finds its next data block: through in-memory fences (hot files) or by walking the
 /// on-disk index blocks from the top index (cold files), one index block at a time.
 enum Blocks {
-    Resident { fences: Arc<Fences>, next: usize },
-    Cascade { next_index: usize, current: Option<(Fences, usize)> },
+    Resident {
+        fences: Arc<Fences>,
+        next: usize,
+    },
+    Cascade {
+        next_index: usize,
+        current: Option<(Fences, usize)>,
+    },
 }
 
 /// Iterates a file's entries from the first key ≥ `start`, reading one block at a time.
@@ -601,7 +710,11 @@ pub struct FileIter {
 
 impl FileIter {
     /// An iterator over `file` from `start` (inclusive); `stats` = (counters, level, is_compaction).
-    pub fn new(file: Arc<RunFile>, start: Option<&[u8]>, stats: Option<(Arc<IoStats>, usize, bool)>) -> Result<Self> {
+    pub fn new(
+        file: Arc<RunFile>,
+        start: Option<&[u8]>,
+        stats: Option<(Arc<IoStats>, usize, bool)>,
+    ) -> Result<Self> {
         let blocks = match file.resident_fences() {
             Some(fences) => {
                 let next = start.and_then(|s| fences.find(s)).unwrap_or(0);
@@ -609,10 +722,19 @@ impl FileIter {
             }
             None => {
                 let next_index = start.and_then(|s| file.top.0.find(s)).unwrap_or(0);
-                Blocks::Cascade { next_index, current: None }
+                Blocks::Cascade {
+                    next_index,
+                    current: None,
+                }
             }
         };
-        Ok(FileIter { file, blocks, block: Vec::new().into_iter(), start: start.map(|s| s.to_vec()), stats })
+        Ok(FileIter {
+            file,
+            blocks,
+            block: Vec::new().into_iter(),
+            start: start.map(|s| s.to_vec()),
+            stats,
+        })
     }
 
     fn count(&self, index: bool) {
@@ -637,7 +759,10 @@ impl FileIter {
                     *next += 1;
                     return Ok(Some(fences.handle(*next - 1)));
                 }
-                Blocks::Cascade { next_index, current } => {
+                Blocks::Cascade {
+                    next_index,
+                    current,
+                } => {
                     if let Some((fences, pos)) = current {
                         if *pos < fences.len() {
                             *pos += 1;
@@ -647,7 +772,9 @@ impl FileIter {
                     if *next_index >= self.file.top.0.len() {
                         return Ok(None);
                     }
-                    let ib = self.file.read_index_block(self.file.top.0.handle(*next_index))?;
+                    let ib = self
+                        .file
+                        .read_index_block(self.file.top.0.handle(*next_index))?;
                     *next_index += 1;
                     let pos = match &self.start {
                         Some(s) => ib.find(s).unwrap_or(0),
@@ -672,7 +799,9 @@ impl FileIter {
                 }
                 return Ok(Some(e));
             }
-            let Some(h) = self.next_handle()? else { return Ok(None) };
+            let Some(h) = self.next_handle()? else {
+                return Ok(None);
+            };
             self.count(false);
             self.block = self.file.read_block(h)?.into_iter();
         }
@@ -684,7 +813,12 @@ mod tests {
     use super::*;
 
     fn opts(bits: f64, g: FilterGranularity, hash: bool) -> WriterOptions {
-        WriterOptions { block_bytes: 256, bits_per_key: bits, granularity: g, hash_index: hash }
+        WriterOptions {
+            block_bytes: 256,
+            bits_per_key: bits,
+            granularity: g,
+            hash_index: hash,
+        }
     }
 
     fn build(dir: &Path, name: &str, o: WriterOptions, n: u32) -> Arc<RunFile> {
@@ -692,7 +826,11 @@ mod tests {
         let mut w = RunFileWriter::create(&p, o).unwrap();
         for i in 0..n {
             let k = format!("key{:06}", i * 2);
-            let v = if i % 7 == 0 { None } else { Some(format!("value-{i}").into_bytes()) };
+            let v = if i % 7 == 0 {
+                None
+            } else {
+                Some(format!("value-{i}").into_bytes())
+            };
             w.add(k.as_bytes(), i as u64 + 1, v.as_deref()).unwrap();
         }
         let meta = w.finish().unwrap();
@@ -720,7 +858,10 @@ mod tests {
                 let got = f.get(k.as_bytes(), &stats, 1).unwrap().unwrap();
                 assert_eq!(got.0, j as u64 + 1);
                 assert_eq!(got.1.is_none(), j % 7 == 0);
-                assert!(f.get(format!("key{:06}", j * 2 + 1).as_bytes(), &stats, 1).unwrap().is_none());
+                assert!(f
+                    .get(format!("key{:06}", j * 2 + 1).as_bytes(), &stats, 1)
+                    .unwrap()
+                    .is_none());
             }
             let mut it = FileIter::new(f.clone(), Some(b"key000101"), None).unwrap();
             assert_eq!(it.next_entry().unwrap().unwrap().0, b"key000102".to_vec());
@@ -732,7 +873,12 @@ mod tests {
     #[test]
     fn cold_lookup_reads_an_index_block_and_a_data_block() {
         let dir = tempfile::tempdir().unwrap();
-        let f = build(dir.path(), "cold", opts(0.0, FilterGranularity::File, false), 2000);
+        let f = build(
+            dir.path(),
+            "cold",
+            opts(0.0, FilterGranularity::File, false),
+            2000,
+        );
         let stats = IoStats::default();
         f.get(b"key001000", &stats, 3).unwrap().unwrap();
         let s = stats.snapshot(3)[2];
@@ -746,7 +892,12 @@ mod tests {
     #[test]
     fn every_flipped_byte_is_detected() {
         let dir = tempfile::tempdir().unwrap();
-        let f = build(dir.path(), "orig", opts(10.0, FilterGranularity::File, false), 120);
+        let f = build(
+            dir.path(),
+            "orig",
+            opts(10.0, FilterGranularity::File, false),
+            120,
+        );
         let bytes = std::fs::read(f.path()).unwrap();
         let stats = IoStats::default();
         for pos in (0..bytes.len()).step_by(7) {
@@ -771,7 +922,10 @@ mod tests {
                 }
                 Ok(())
             });
-            assert!(matches!(res, Ok(()) | Err(Error::Corruption { .. })), "byte {pos}: {res:?}");
+            assert!(
+                matches!(res, Ok(()) | Err(Error::Corruption { .. })),
+                "byte {pos}: {res:?}"
+            );
         }
     }
 }

@@ -25,8 +25,12 @@ impl Run {
 
     /// The file whose key range may hold `key`.
     pub fn file_for(&self, key: &[u8]) -> Option<&Arc<RunFile>> {
-        let i = self.files.partition_point(|f| f.meta.max_key.as_slice() < key);
-        self.files.get(i).filter(|f| f.meta.min_key.as_slice() <= key)
+        let i = self
+            .files
+            .partition_point(|f| f.meta.max_key.as_slice() < key);
+        self.files
+            .get(i)
+            .filter(|f| f.meta.min_key.as_slice() <= key)
     }
 }
 
@@ -59,10 +63,11 @@ pub struct Version {
 impl Version {
     /// Every file, with its (1-based) level.
     pub fn files(&self) -> impl Iterator<Item = (usize, &Arc<RunFile>)> {
-        self.levels
-            .iter()
-            .enumerate()
-            .flat_map(|(i, l)| l.runs.iter().flat_map(move |r| r.files.iter().map(move |f| (i + 1, f))))
+        self.levels.iter().enumerate().flat_map(|(i, l)| {
+            l.runs
+                .iter()
+                .flat_map(move |r| r.files.iter().map(move |f| (i + 1, f)))
+        })
     }
 
     /// Total bytes on disk.
@@ -77,7 +82,10 @@ impl Version {
 
     /// The deepest non-empty level (1-based), 0 when empty.
     pub fn depth(&self) -> usize {
-        self.levels.iter().rposition(|l| !l.runs.is_empty()).map_or(0, |i| i + 1)
+        self.levels
+            .iter()
+            .rposition(|l| !l.runs.is_empty())
+            .map_or(0, |i| i + 1)
     }
 
     /// Drops empty trailing levels.

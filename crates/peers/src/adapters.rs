@@ -9,7 +9,14 @@ use cosine_ycsb::{IoCounters, Store};
 
 /// Peer engines compiled into this build.
 pub const AVAILABLE: &[&str] = if cfg!(feature = "wiredtiger") {
-    &["rocksdb", "fjall", "redb", "sled", "wiredtiger", "wiredtiger-lsm"]
+    &[
+        "rocksdb",
+        "fjall",
+        "redb",
+        "sled",
+        "wiredtiger",
+        "wiredtiger-lsm",
+    ]
 } else if cfg!(feature = "peers") {
     &["rocksdb", "fjall", "redb", "sled"]
 } else {
@@ -19,8 +26,34 @@ pub const AVAILABLE: &[&str] = if cfg!(feature = "wiredtiger") {
 /// /proc/self/io as I/O counters.
 pub fn proc_io() -> Option<IoCounters> {
     let s = std::fs::read_to_string("/proc/self/io").ok()?;
-    let field = |name: &str| s.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok());
-    Some(IoCounters { reads: field("read_bytes:")? / 4096, background: field("write_bytes:")? / 4096 })
+    let field = |name: &str| {
+        s.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    Some(IoCounters {
+        reads: field("read_bytes:")? / 4096,
+        background: field("write_bytes:")? / 4096,
+    })
+}
+
+#[cfg(feature = "peers")]
+/// Stripes that make the peers' read-modify-write atomic (none of them has one built in).
+pub(crate) struct Stripes(Vec<std::sync::Mutex<()>>);
+#[cfg(feature = "peers")]
+impl Stripes {
+    fn new() -> Self {
+        Stripes((0..64).map(|_| std::sync::Mutex::new(())).collect())
+    }
+    fn lock(&self, key: &[u8]) -> std::sync::MutexGuard<'_, ()> {
+        let h = key
+            .iter()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(*b as u64));
+        self.0[(h % 64) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 #[cfg(not(feature = "peers"))]
@@ -45,25 +78,12 @@ pub fn open(engine: &str, memory: u64, dir: &std::path::Path) -> Result<Box<dyn 
 
 #[cfg(feature = "peers")]
 mod peers {
-    use super::proc_io;
+    use super::{proc_io, Stripes};
     use anyhow::Result;
     use cosine_ycsb::{IoCounters, Store};
-    use std::sync::Mutex;
 
     fn e<E: std::fmt::Display>(x: E) -> String {
         x.to_string()
-    }
-
-    /// Stripes that make the peers' read-modify-write atomic (none of them has one built in).
-    struct Stripes(Vec<Mutex<()>>);
-    impl Stripes {
-        fn new() -> Self {
-            Stripes((0..64).map(|_| Mutex::new(())).collect())
-        }
-        fn lock(&self, key: &[u8]) -> std::sync::MutexGuard<'_, ()> {
-            let h = key.iter().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(*b as u64));
-            self.0[(h % 64) as usize].lock().unwrap_or_else(|p| p.into_inner())
-        }
     }
 
     fn merge(old: Option<Vec<u8>>, patch: &[u8]) -> Vec<u8> {
@@ -89,7 +109,10 @@ mod peers {
             table.set_block_cache(&rocksdb::Cache::new_lru_cache((memory * 3 / 4) as usize)?);
             table.set_bloom_filter(10.0, false);
             opts.set_block_based_table_factory(&table);
-            Ok(Rocks { db: rocksdb::DB::open(&opts, dir)?, stripes: Stripes::new() })
+            Ok(Rocks {
+                db: rocksdb::DB::open(&opts, dir)?,
+                stripes: Stripes::new(),
+            })
         }
     }
 
@@ -107,7 +130,10 @@ mod peers {
             self.db.put(k, v).map_err(e)
         }
         fn scan(&self, start: &[u8], n: usize) -> Result<usize, String> {
-            let it = self.db.iterator(rocksdb::IteratorMode::From(start, rocksdb::Direction::Forward));
+            let it = self.db.iterator(rocksdb::IteratorMode::From(
+                start,
+                rocksdb::Direction::Forward,
+            ));
             let mut c = 0;
             for item in it.take(n) {
                 item.map_err(e)?;
@@ -139,7 +165,11 @@ mod peers {
         pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
             let db = fjall::Database::builder(dir).cache_size(memory).open()?;
             let ks = db.keyspace("ycsb", fjall::KeyspaceCreateOptions::default)?;
-            Ok(Fjall { db, ks, stripes: Stripes::new() })
+            Ok(Fjall {
+                db,
+                ks,
+                stripes: Stripes::new(),
+            })
         }
     }
 
@@ -187,14 +217,19 @@ mod peers {
 
     impl Redb {
         pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
-            let db = redb::Database::builder().set_cache_size(memory as usize).create(dir.join("db.redb"))?;
+            let db = redb::Database::builder()
+                .set_cache_size(memory as usize)
+                .create(dir.join("db.redb"))?;
             let tx = db.begin_write()?;
             tx.open_table(TABLE)?;
             tx.commit()?;
             Ok(Redb { db })
         }
 
-        fn write(&self, f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> Result<(), String>) -> Result<(), String> {
+        fn write(
+            &self,
+            f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> Result<(), String>,
+        ) -> Result<(), String> {
             let mut tx = self.db.begin_write().map_err(e)?;
             tx.set_durability(redb::Durability::None).map_err(e)?;
             {
@@ -258,7 +293,13 @@ mod peers {
 
     impl Sled {
         pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
-            Ok(Sled { db: sled::Config::new().path(dir).cache_capacity(memory).open()?, stripes: Stripes::new() })
+            Ok(Sled {
+                db: sled::Config::new()
+                    .path(dir)
+                    .cache_capacity(memory)
+                    .open()?,
+                stripes: Stripes::new(),
+            })
         }
     }
 
@@ -352,7 +393,13 @@ pub mod wt {
         close: unsafe extern "C" fn(*mut Session, *const c_char) -> c_int,
         reconfigure: *const c_void,
         strerror: *const c_void,
-        open_cursor: unsafe extern "C" fn(*mut Session, *const c_char, *mut Cursor, *const c_char, *mut *mut Cursor) -> c_int,
+        open_cursor: unsafe extern "C" fn(
+            *mut Session,
+            *const c_char,
+            *mut Cursor,
+            *const c_char,
+            *mut *mut Cursor,
+        ) -> c_int,
         alter: *const c_void,
         create: unsafe extern "C" fn(*mut Session, *const c_char, *const c_char) -> c_int,
     }
@@ -367,12 +414,22 @@ pub mod wt {
         get_home: *const c_void,
         configure_method: *const c_void,
         is_new: *const c_void,
-        open_session: unsafe extern "C" fn(*mut Connection, *mut c_void, *const c_char, *mut *mut Session) -> c_int,
+        open_session: unsafe extern "C" fn(
+            *mut Connection,
+            *mut c_void,
+            *const c_char,
+            *mut *mut Session,
+        ) -> c_int,
     }
 
     #[link(name = "wiredtiger")]
     extern "C" {
-        fn wiredtiger_open(home: *const c_char, handler: *mut c_void, config: *const c_char, conn: *mut *mut Connection) -> c_int;
+        fn wiredtiger_open(
+            home: *const c_char,
+            handler: *mut c_void,
+            config: *const c_char,
+            conn: *mut *mut Connection,
+        ) -> c_int;
     }
 
     /// A session with one open cursor (WiredTiger sessions are single-threaded; the store keeps a pool).
@@ -390,6 +447,7 @@ pub mod wt {
         pool: Mutex<Vec<Handle>>,
         lsm: bool,
         chunk_bytes: u64,
+        stripes: super::Stripes,
     }
     unsafe impl Send for WiredTiger {}
     unsafe impl Sync for WiredTiger {}
@@ -407,10 +465,21 @@ pub mod wt {
             let home = CString::new(dir.to_string_lossy().as_bytes())?;
             let config = CString::new(format!("create,cache_size={}MB", (memory >> 20).max(1)))?;
             let mut conn = null_mut();
-            check(unsafe { wiredtiger_open(home.as_ptr(), null_mut(), config.as_ptr(), &mut conn) }, "open").map_err(anyhow::Error::msg)?;
+            check(
+                unsafe { wiredtiger_open(home.as_ptr(), null_mut(), config.as_ptr(), &mut conn) },
+                "open",
+            )
+            .map_err(anyhow::Error::msg)?;
             let uri = CString::new("table:ycsb")?;
             // LSM chunks must fit the cache: a quarter of it, at least 512 KiB
-            let store = WiredTiger { conn, uri, pool: Mutex::new(Vec::new()), lsm, chunk_bytes: (memory / 4).max(512 << 10) };
+            let store = WiredTiger {
+                conn,
+                uri,
+                pool: Mutex::new(Vec::new()),
+                lsm,
+                chunk_bytes: (memory / 4).max(512 << 10),
+                stripes: super::Stripes::new(),
+            };
             let h = store.handle_new(true).map_err(anyhow::Error::msg)?;
             store.pool.lock().unwrap_or_else(|p| p.into_inner()).push(h);
             Ok(store)
@@ -419,18 +488,41 @@ pub mod wt {
         fn handle_new(&self, create: bool) -> Result<Handle, String> {
             unsafe {
                 let mut session = null_mut();
-                check(((*self.conn).open_session)(self.conn, null_mut(), std::ptr::null(), &mut session), "open_session")?;
+                check(
+                    ((*self.conn).open_session)(
+                        self.conn,
+                        null_mut(),
+                        std::ptr::null(),
+                        &mut session,
+                    ),
+                    "open_session",
+                )?;
                 if create {
                     let cfg = if self.lsm {
-                        format!("key_format=u,value_format=u,type=lsm,lsm=(chunk_size={})", self.chunk_bytes)
+                        format!(
+                            "key_format=u,value_format=u,type=lsm,lsm=(chunk_size={})",
+                            self.chunk_bytes
+                        )
                     } else {
                         "key_format=u,value_format=u".to_string()
                     };
                     let cfg = CString::new(cfg).map_err(|e| e.to_string())?;
-                    check(((*session).create)(session, self.uri.as_ptr(), cfg.as_ptr()), "create")?;
+                    check(
+                        ((*session).create)(session, self.uri.as_ptr(), cfg.as_ptr()),
+                        "create",
+                    )?;
                 }
                 let mut cursor = null_mut();
-                check(((*session).open_cursor)(session, self.uri.as_ptr(), null_mut(), std::ptr::null(), &mut cursor), "open_cursor")?;
+                check(
+                    ((*session).open_cursor)(
+                        session,
+                        self.uri.as_ptr(),
+                        null_mut(),
+                        std::ptr::null(),
+                        &mut cursor,
+                    ),
+                    "open_cursor",
+                )?;
                 Ok(Handle { session, cursor })
             }
         }
@@ -450,7 +542,13 @@ pub mod wt {
         }
 
         fn item(b: &[u8]) -> Item {
-            Item { data: b.as_ptr() as *const c_void, size: b.len(), mem: null_mut(), memsize: 0, flags: 0 }
+            Item {
+                data: b.as_ptr() as *const c_void,
+                size: b.len(),
+                mem: null_mut(),
+                memsize: 0,
+                flags: 0,
+            }
         }
 
         fn put(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
@@ -464,7 +562,13 @@ pub mod wt {
 
         fn value_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
             unsafe {
-                let mut out = Item { data: std::ptr::null(), size: 0, mem: null_mut(), memsize: 0, flags: 0 };
+                let mut out = Item {
+                    data: std::ptr::null(),
+                    size: 0,
+                    mem: null_mut(),
+                    memsize: 0,
+                    flags: 0,
+                };
                 check(((*c).get_value)(c, &mut out as *mut Item), "get_value")?;
                 Ok(std::slice::from_raw_parts(out.data as *const u8, out.size).to_vec())
             }
@@ -485,7 +589,11 @@ pub mod wt {
 
     impl Store for WiredTiger {
         fn name(&self) -> String {
-            if self.lsm { "wiredtiger-lsm".into() } else { "wiredtiger".into() }
+            if self.lsm {
+                "wiredtiger-lsm".into()
+            } else {
+                "wiredtiger".into()
+            }
         }
         fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
             self.put(k, v)
@@ -529,10 +637,7 @@ pub mod wt {
         }
         fn read_modify_write(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
             // WiredTiger's own snapshot isolation would need transactions; the harness serialises rmws per key
-            static STRIPES: std::sync::OnceLock<Vec<Mutex<()>>> = std::sync::OnceLock::new();
-            let stripes = STRIPES.get_or_init(|| (0..64).map(|_| Mutex::new(())).collect());
-            let h = k.iter().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(*b as u64));
-            let _g = stripes[(h % 64) as usize].lock().unwrap_or_else(|p| p.into_inner());
+            let _g = self.stripes.lock(k);
             let mut value = self.read(k)?.unwrap_or_else(|| v.to_vec());
             let n = v.len().min(value.len());
             value[..n].copy_from_slice(&v[..n]);
@@ -555,18 +660,31 @@ mod tests {
     #[test]
     fn every_peer_round_trips() {
         for engine in AVAILABLE {
-            let dir = std::env::temp_dir().join(format!("cosine-peer-test-{}-{engine}", std::process::id()));
+            let dir = std::env::temp_dir()
+                .join(format!("cosine-peer-test-{}-{engine}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).unwrap();
             let s = open(engine, 8 << 20, &dir).unwrap();
             for i in 0..200u32 {
-                s.insert(format!("k{i:04}").as_bytes(), format!("value-{i}").as_bytes()).unwrap();
+                s.insert(
+                    format!("k{i:04}").as_bytes(),
+                    format!("value-{i}").as_bytes(),
+                )
+                .unwrap();
             }
-            assert_eq!(s.read(b"k0042").unwrap().as_deref(), Some(&b"value-42"[..]), "{engine}");
+            assert_eq!(
+                s.read(b"k0042").unwrap().as_deref(),
+                Some(&b"value-42"[..]),
+                "{engine}"
+            );
             assert_eq!(s.read(b"nope").unwrap(), None, "{engine}");
             assert_eq!(s.scan(b"k0190", 50).unwrap(), 10, "{engine}");
             s.read_modify_write(b"k0001", b"VAL").unwrap();
-            assert_eq!(s.read(b"k0001").unwrap().as_deref(), Some(&b"VALue-1"[..]), "{engine}");
+            assert_eq!(
+                s.read(b"k0001").unwrap().as_deref(),
+                Some(&b"VALue-1"[..]),
+                "{engine}"
+            );
             s.settle().unwrap();
             drop(s);
             let _ = std::fs::remove_dir_all(&dir);

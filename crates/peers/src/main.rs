@@ -16,10 +16,16 @@ use std::sync::Arc;
 
 /// Arguments.
 #[derive(Parser, Debug)]
-#[command(name = "cosine-peers", about = "YCSB A-F on Cosine and peer engines with the same memory")]
+#[command(
+    name = "cosine-peers",
+    about = "YCSB A-F on Cosine and peer engines with the same memory"
+)]
 struct Args {
     /// Engines, comma-separated: cosine, rocksdb, fjall, redb, sled, wiredtiger, wiredtiger-lsm.
-    #[arg(long, default_value = "cosine,rocksdb,wiredtiger,wiredtiger-lsm,fjall,redb,sled")]
+    #[arg(
+        long,
+        default_value = "cosine,rocksdb,wiredtiger,wiredtiger-lsm,fjall,redb,sled"
+    )]
     engines: String,
     /// YCSB workloads, comma-separated.
     #[arg(long, default_value = "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f")]
@@ -44,13 +50,31 @@ struct Args {
     json: bool,
 }
 
-fn open(engine: &str, w: &CoreWorkload, memory: u64, dir: &std::path::Path) -> Result<Box<dyn Store>> {
+fn open(
+    engine: &str,
+    w: &CoreWorkload,
+    memory: u64,
+    dir: &std::path::Path,
+) -> Result<Box<dyn Store>> {
     Ok(match engine {
         "cosine" => {
-            let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-            let design = cosine_search::designs::best_for_machine(&w.to_model(), memory, cores, &PhiLibrary::default())
-                .ok_or_else(|| anyhow::anyhow!("no design for {memory} bytes"))?;
-            Box::new(CosineStore(Arc::new(Engine::open_with(dir, &design, Options { sync: SyncMode::Never })?)))
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(1);
+            let design = cosine_search::designs::best_for_machine(
+                &w.to_model(),
+                memory,
+                cores,
+                &PhiLibrary::default(),
+            )
+            .ok_or_else(|| anyhow::anyhow!("no design for {memory} bytes"))?;
+            Box::new(CosineStore(Arc::new(Engine::open_with(
+                dir,
+                &design,
+                Options {
+                    sync: SyncMode::Never,
+                },
+            )?)))
         }
         other => adapters::open(other, memory, dir)?,
     })
@@ -58,15 +82,34 @@ fn open(engine: &str, w: &CoreWorkload, memory: u64, dir: &std::path::Path) -> R
 
 fn main() -> Result<()> {
     let a = Args::parse();
-    let engines: Vec<String> = a.engines.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    let engines: Vec<String> = a
+        .engines
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     for e in &engines {
         if e != "cosine" && !adapters::AVAILABLE.contains(&e.as_str()) {
-            bail!("engine '{e}' is not in this build (available: cosine{}{})", if adapters::AVAILABLE.is_empty() { "" } else { ", " }, adapters::AVAILABLE.join(", "));
+            bail!(
+                "engine '{e}' is not in this build (available: cosine{}{})",
+                if adapters::AVAILABLE.is_empty() {
+                    ""
+                } else {
+                    ", "
+                },
+                adapters::AVAILABLE.join(", ")
+            );
         }
     }
     let mut rows = Vec::new();
-    for wname in a.workloads.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let mut w = CoreWorkload::named(wname).ok_or_else(|| anyhow::anyhow!("unknown workload {wname}"))?;
+    for wname in a
+        .workloads
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let mut w = CoreWorkload::named(wname)
+            .ok_or_else(|| anyhow::anyhow!("unknown workload {wname}"))?;
         w.record_count = a.records;
         w.operation_count = a.ops;
         for e in &engines {
@@ -88,15 +131,36 @@ fn main() -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
-    println!("| workload | {} |", engines.iter().map(|e| format!("{e} ops/s")).collect::<Vec<_>>().join(" | "));
+    println!(
+        "| workload | {} |",
+        engines
+            .iter()
+            .map(|e| format!("{e} ops/s"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
     println!("| --- |{}", " --- |".repeat(engines.len()));
-    for wname in a.workloads.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let name = CoreWorkload::named(wname).map(|w| w.name).unwrap_or_default();
-        let base = rows.iter().find(|r| r["workload"] == name && r["engine"] == "rocksdb").and_then(|r| r["run"].as_f64());
+    for wname in a
+        .workloads
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let name = CoreWorkload::named(wname)
+            .map(|w| w.name)
+            .unwrap_or_default();
+        let base = rows
+            .iter()
+            .find(|r| r["workload"] == name && r["engine"] == "rocksdb")
+            .and_then(|r| r["run"].as_f64());
         let cells: Vec<String> = engines
             .iter()
             .map(|e| {
-                let t = rows.iter().find(|r| r["workload"] == name && r["engine"] == e.as_str()).and_then(|r| r["run"].as_f64()).unwrap_or(f64::NAN);
+                let t = rows
+                    .iter()
+                    .find(|r| r["workload"] == name && r["engine"] == e.as_str())
+                    .and_then(|r| r["run"].as_f64())
+                    .unwrap_or(f64::NAN);
                 match base {
                     Some(b) if e != "rocksdb" => format!("{t:.0} ({:.2}×)", t / b),
                     _ => format!("{t:.0}"),

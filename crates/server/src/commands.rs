@@ -44,7 +44,9 @@ fn engine_err(e: EngineError) -> Reply {
 }
 
 fn arity(name: &str) -> Reply {
-    Reply::err(format!("ERR wrong number of arguments for '{name}' command"))
+    Reply::err(format!(
+        "ERR wrong number of arguments for '{name}' command"
+    ))
 }
 
 fn int_arg(b: &[u8]) -> Option<i64> {
@@ -72,12 +74,20 @@ macro_rules! tryr {
 impl Db {
     /// A database over `engine`.
     pub fn new(engine: Arc<Engine>, design: Design) -> Self {
-        Db { engine, design, commands: AtomicU64::new(0), connections: AtomicU64::new(0), started: std::time::Instant::now() }
+        Db {
+            engine,
+            design,
+            commands: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
+            started: std::time::Instant::now(),
+        }
     }
 
     fn user_key(key: &[u8]) -> Result<(), Reply> {
         if key.starts_with(INTERNAL) {
-            Err(Reply::err("ERR keys starting with the internal prefix are reserved"))
+            Err(Reply::err(
+                "ERR keys starting with the internal prefix are reserved",
+            ))
         } else {
             Ok(())
         }
@@ -86,7 +96,9 @@ impl Db {
     /// Runs one command.
     pub fn execute(&self, args: &[Vec<u8>]) -> (Reply, Control) {
         self.commands.fetch_add(1, Ordering::Relaxed);
-        let Some(name) = args.first() else { return (Reply::err("ERR empty command"), Control::Continue) };
+        let Some(name) = args.first() else {
+            return (Reply::err("ERR empty command"), Control::Continue);
+        };
         let cmd = String::from_utf8_lossy(name).to_ascii_uppercase();
         let a = &args[1..];
         for k in self.keys_of(&cmd, a) {
@@ -113,7 +125,10 @@ impl Db {
             "HELLO" => self.hello(a),
             "COMMAND" => self.command(a),
             "CONFIG" => self.config(a),
-            "CLIENT" => match a.first().map(|s| String::from_utf8_lossy(s).to_ascii_uppercase()) {
+            "CLIENT" => match a
+                .first()
+                .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
+            {
                 Some(s) if s == "GETNAME" => Reply::Bulk(None),
                 Some(s) if s == "ID" => Reply::Integer(1),
                 Some(_) => Reply::ok(),
@@ -124,10 +139,15 @@ impl Db {
             "SETNX" if a.len() == 2 => self.set(&[a[0].clone(), a[1].clone(), b"NX".to_vec()]),
             "DEL" | "UNLINK" if !a.is_empty() => self.del(a),
             "EXISTS" if !a.is_empty() => self.exists(a),
-            "MGET" if !a.is_empty() => Reply::Array(Some(a.iter().map(|k| self.get(k)).map(|r| match r {
-                Reply::Error(_) => Reply::Bulk(None),
-                other => other,
-            }).collect())),
+            "MGET" if !a.is_empty() => Reply::Array(Some(
+                a.iter()
+                    .map(|k| self.get(k))
+                    .map(|r| match r {
+                        Reply::Error(_) => Reply::Bulk(None),
+                        other => other,
+                    })
+                    .collect(),
+            )),
             "MSET" if !a.is_empty() && a.len().is_multiple_of(2) => self.mset(a),
             "INCR" if a.len() == 1 => self.incr(&a[0], 1),
             "DECR" if a.len() == 1 => self.incr(&a[0], -1),
@@ -141,11 +161,20 @@ impl Db {
                 Err(r) => r,
             },
             "HMGET" if a.len() >= 2 => match self.load_hash(&a[0]) {
-                Ok(h) => Reply::Array(Some(a[1..].iter().map(|f| Reply::Bulk(h.get(f).cloned())).collect())),
+                Ok(h) => Reply::Array(Some(
+                    a[1..]
+                        .iter()
+                        .map(|f| Reply::Bulk(h.get(f).cloned()))
+                        .collect(),
+                )),
                 Err(r) => r,
             },
             "HGETALL" if a.len() == 1 => match self.load_hash(&a[0]) {
-                Ok(h) => Reply::Array(Some(h.into_iter().flat_map(|(f, v)| [Reply::bulk(f), Reply::bulk(v)]).collect())),
+                Ok(h) => Reply::Array(Some(
+                    h.into_iter()
+                        .flat_map(|(f, v)| [Reply::bulk(f), Reply::bulk(v)])
+                        .collect(),
+                )),
                 Err(r) => r,
             },
             "HLEN" if a.len() == 1 => match self.load_hash(&a[0]) {
@@ -170,13 +199,18 @@ impl Db {
             },
             "FLUSHALL" | "FLUSHDB" => self.flushall(),
             "INFO" => Reply::bulk(self.info()),
-            "ECHO" | "SELECT" | "GET" | "SET" | "SETNX" | "DEL" | "UNLINK" | "EXISTS" | "MGET" | "MSET" | "INCR"
-            | "DECR" | "INCRBY" | "DECRBY" | "HSET" | "HMSET" | "HGET" | "HMGET" | "HGETALL" | "HLEN" | "HEXISTS" | "HDEL"
-            | "ZADD" | "ZREM" | "ZCARD" | "ZRANGEBYSCORE" | "SCAN" | "KEYS" | "RANGE" | "DBSIZE" => arity(&cmd.to_lowercase()),
+            "ECHO" | "SELECT" | "GET" | "SET" | "SETNX" | "DEL" | "UNLINK" | "EXISTS" | "MGET"
+            | "MSET" | "INCR" | "DECR" | "INCRBY" | "DECRBY" | "HSET" | "HMSET" | "HGET"
+            | "HMGET" | "HGETALL" | "HLEN" | "HEXISTS" | "HDEL" | "ZADD" | "ZREM" | "ZCARD"
+            | "ZRANGEBYSCORE" | "SCAN" | "KEYS" | "RANGE" | "DBSIZE" => arity(&cmd.to_lowercase()),
             _ => Reply::err(format!(
                 "ERR unknown command '{}', with args beginning with: {}",
                 String::from_utf8_lossy(name),
-                a.iter().take(3).map(|x| format!("'{}'", String::from_utf8_lossy(x))).collect::<Vec<_>>().join(" ")
+                a.iter()
+                    .take(3)
+                    .map(|x| format!("'{}'", String::from_utf8_lossy(x)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )),
         };
         (reply, Control::Continue)
@@ -184,8 +218,9 @@ impl Db {
 
     fn keys_of<'a>(&self, cmd: &str, a: &'a [Vec<u8>]) -> Vec<&'a Vec<u8>> {
         match cmd {
-            "GET" | "SET" | "SETNX" | "INCR" | "DECR" | "INCRBY" | "DECRBY" | "HSET" | "HMSET" | "HGET" | "HMGET" | "HGETALL"
-            | "HLEN" | "HEXISTS" | "HDEL" | "ZADD" | "ZREM" | "ZCARD" | "ZRANGEBYSCORE" => a.iter().take(1).collect(),
+            "GET" | "SET" | "SETNX" | "INCR" | "DECR" | "INCRBY" | "DECRBY" | "HSET" | "HMSET"
+            | "HGET" | "HMGET" | "HGETALL" | "HLEN" | "HEXISTS" | "HDEL" | "ZADD" | "ZREM"
+            | "ZCARD" | "ZRANGEBYSCORE" => a.iter().take(1).collect(),
             "DEL" | "UNLINK" | "EXISTS" | "MGET" => a.iter().collect(),
             "MSET" => a.iter().step_by(2).collect(),
             _ => Vec::new(),
@@ -202,8 +237,11 @@ impl Db {
 
     fn mset(&self, a: &[Vec<u8>]) -> Reply {
         let values: Vec<Vec<u8>> = a.chunks(2).map(|kv| store::string(&kv[1])).collect();
-        let batch: Vec<(&[u8], Option<&[u8]>)> =
-            a.chunks(2).zip(&values).map(|(kv, v)| (kv[0].as_slice(), Some(v.as_slice()))).collect();
+        let batch: Vec<(&[u8], Option<&[u8]>)> = a
+            .chunks(2)
+            .zip(&values)
+            .map(|(kv, v)| (kv[0].as_slice(), Some(v.as_slice())))
+            .collect();
         tryr!(self.engine.write_batch(&batch));
         Reply::ok()
     }
@@ -228,7 +266,9 @@ impl Db {
                 "XX" => xx = true,
                 "GET" => get = true,
                 "KEEPTTL" => {}
-                "EX" | "PX" | "EXAT" | "PXAT" => return Reply::err("ERR expiry is not supported by this engine"),
+                "EX" | "PX" | "EXAT" | "PXAT" => {
+                    return Reply::err("ERR expiry is not supported by this engine")
+                }
                 _ => return Reply::err("ERR syntax error"),
             }
             i += 1;
@@ -278,7 +318,9 @@ impl Db {
             if let Some(v) = cur {
                 if v.first() == Some(&ZSET) {
                     for prefix in [store::zscore_prefix(k), store::zmember_prefix(k)] {
-                        let entries = tryr!(self.engine.scan(prefix.clone()..store::prefix_end(&prefix), usize::MAX));
+                        let entries = tryr!(self
+                            .engine
+                            .scan(prefix.clone()..store::prefix_end(&prefix), usize::MAX));
                         for (ik, _) in entries {
                             tryr!(self.engine.delete(&ik));
                         }
@@ -296,7 +338,10 @@ impl Db {
         let r = self.engine.read_modify_write(key, |cur| {
             let current = match cur {
                 None => 0,
-                Some(v) if v.first() == Some(&STRING) => match std::str::from_utf8(&v[1..]).ok().and_then(|s| s.parse::<i64>().ok()) {
+                Some(v) if v.first() == Some(&STRING) => match std::str::from_utf8(&v[1..])
+                    .ok()
+                    .and_then(|s| s.parse::<i64>().ok())
+                {
                     Some(x) => x,
                     None => {
                         outcome = Err("ERR value is not an integer or out of range");
@@ -329,9 +374,8 @@ impl Db {
     fn load_hash(&self, key: &[u8]) -> Result<BTreeMap<Vec<u8>, Vec<u8>>, Reply> {
         match self.engine.get(key).map_err(engine_err)? {
             None => Ok(BTreeMap::new()),
-            Some(v) if v.first() == Some(&HASH) => {
-                store::decode_hash(&v[1..]).ok_or_else(|| Reply::err("ERR stored hash does not decode"))
-            }
+            Some(v) if v.first() == Some(&HASH) => store::decode_hash(&v[1..])
+                .ok_or_else(|| Reply::err("ERR stored hash does not decode")),
             Some(_) => Err(Reply::err(WRONGTYPE)),
         }
     }
@@ -431,7 +475,9 @@ impl Db {
                 None => added += 1,
             }
             tryr!(self.engine.put(&mk, &store::score_bytes(score)));
-            tryr!(self.engine.put(&store::zscore_key(key, score, &member), b""));
+            tryr!(self
+                .engine
+                .put(&store::zscore_key(key, score, &member), b""));
         }
         Reply::Integer(added)
     }
@@ -455,7 +501,11 @@ impl Db {
             }
         }
         let prefix = store::zmember_prefix(key);
-        if tryr!(self.engine.scan(prefix.clone()..store::prefix_end(&prefix), 1)).is_empty() {
+        if tryr!(self
+            .engine
+            .scan(prefix.clone()..store::prefix_end(&prefix), 1))
+        .is_empty()
+        {
             tryr!(self.engine.delete(key));
         }
         Reply::Integer(removed)
@@ -467,7 +517,12 @@ impl Db {
             Err(r) => r,
             Ok(true) => {
                 let prefix = store::zmember_prefix(key);
-                Reply::Integer(tryr!(self.engine.scan(prefix.clone()..store::prefix_end(&prefix), usize::MAX)).len() as i64)
+                Reply::Integer(
+                    tryr!(self
+                        .engine
+                        .scan(prefix.clone()..store::prefix_end(&prefix), usize::MAX))
+                    .len() as i64,
+                )
             }
         }
     }
@@ -511,12 +566,17 @@ impl Db {
         let prefix = store::zscore_prefix(key);
         let mut start = prefix.clone();
         start.extend_from_slice(&store::score_bytes(min));
-        let entries = tryr!(self.engine.scan(start..store::prefix_end(&prefix), offset.saturating_add(count).saturating_add(64)));
+        let entries = tryr!(self.engine.scan(
+            start..store::prefix_end(&prefix),
+            offset.saturating_add(count).saturating_add(64)
+        ));
         let mut out = Vec::new();
         let mut skipped = 0;
         for (ik, _) in entries {
             let rest = &ik[prefix.len()..];
-            let Some(score) = store::score_of(rest) else { continue };
+            let Some(score) = store::score_of(rest) else {
+                continue;
+            };
             if (min_ex && score <= min) || score < min {
                 continue;
             }
@@ -544,7 +604,13 @@ impl Db {
         let mut cursor: Option<Vec<u8>> = after.map(|a| a.to_vec());
         loop {
             let batch = match &cursor {
-                Some(c) => self.engine.scan((std::ops::Bound::Excluded(c.clone()), std::ops::Bound::Unbounded), 4096),
+                Some(c) => self.engine.scan(
+                    (
+                        std::ops::Bound::Excluded(c.clone()),
+                        std::ops::Bound::Unbounded,
+                    ),
+                    4096,
+                ),
                 None => self.engine.scan(.., 4096),
             }
             .map_err(engine_err)?;
@@ -597,7 +663,11 @@ impl Db {
             Ok(k) => k,
             Err(r) => return r,
         };
-        let next = if keys.len() < count { b"0".to_vec() } else { hex_encode(&keys[keys.len() - 1].0).into_bytes() };
+        let next = if keys.len() < count {
+            b"0".to_vec()
+        } else {
+            hex_encode(&keys[keys.len() - 1].0).into_bytes()
+        };
         let matched = keys
             .into_iter()
             .filter(|(k, _)| pattern.as_ref().is_none_or(|p| store::glob(p, k)))
@@ -608,7 +678,12 @@ impl Db {
 
     fn keys(&self, pattern: &[u8]) -> Reply {
         match self.user_keys(None, usize::MAX) {
-            Ok(v) => Reply::Array(Some(v.into_iter().filter(|(k, _)| store::glob(pattern, k)).map(|(k, _)| Reply::bulk(k)).collect())),
+            Ok(v) => Reply::Array(Some(
+                v.into_iter()
+                    .filter(|(k, _)| store::glob(pattern, k))
+                    .map(|(k, _)| Reply::bulk(k))
+                    .collect(),
+            )),
             Err(r) => r,
         }
     }
@@ -676,7 +751,10 @@ impl Db {
     }
 
     fn command(&self, a: &[Vec<u8>]) -> Reply {
-        match a.first().map(|s| String::from_utf8_lossy(s).to_ascii_uppercase()) {
+        match a
+            .first()
+            .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
+        {
             Some(s) if s == "COUNT" => Reply::Integer(COMMANDS.len() as i64),
             Some(s) if s == "DOCS" => Reply::Array(Some(Vec::new())),
             _ => Reply::Array(Some(
@@ -698,9 +776,15 @@ impl Db {
     }
 
     fn config(&self, a: &[Vec<u8>]) -> Reply {
-        match a.first().map(|s| String::from_utf8_lossy(s).to_ascii_uppercase()) {
+        match a
+            .first()
+            .map(|s| String::from_utf8_lossy(s).to_ascii_uppercase())
+        {
             Some(s) if s == "GET" => {
-                let key = a.get(1).map(|k| String::from_utf8_lossy(k).to_string()).unwrap_or_default();
+                let key = a
+                    .get(1)
+                    .map(|k| String::from_utf8_lossy(k).to_string())
+                    .unwrap_or_default();
                 let value = match key.as_str() {
                     "save" => Some(""),
                     "appendonly" => Some("yes"),
@@ -723,8 +807,16 @@ impl Db {
         let d = &self.design;
         let mut out = String::new();
         out.push_str("# Server\r\n");
-        out.push_str(&format!("cosine_version:{}\r\nredis_version:7.0.0\r\nuptime_in_seconds:{}\r\n", env!("CARGO_PKG_VERSION"), self.started.elapsed().as_secs()));
-        out.push_str(&format!("total_connections_received:{}\r\ntotal_commands_processed:{}\r\n", self.connections.load(Ordering::Relaxed), self.commands.load(Ordering::Relaxed)));
+        out.push_str(&format!(
+            "cosine_version:{}\r\nredis_version:7.0.0\r\nuptime_in_seconds:{}\r\n",
+            env!("CARGO_PKG_VERSION"),
+            self.started.elapsed().as_secs()
+        ));
+        out.push_str(&format!(
+            "total_connections_received:{}\r\ntotal_commands_processed:{}\r\n",
+            self.connections.load(Ordering::Relaxed),
+            self.commands.load(Ordering::Relaxed)
+        ));
         out.push_str("\r\n# Design\r\n");
         out.push_str(&format!(
             "class:{}\r\nsize_ratio:{}\r\nhot_runs:{}\r\ncold_runs:{}\r\nblock_bytes:{}\r\nbuffer_bytes:{}\r\nfilter_bytes:{}\r\nfence_bytes:{}\r\ncompaction:{:?}\r\n",
@@ -761,7 +853,10 @@ impl Db {
         out.push_str("\r\n# Memory\r\n");
         out.push_str(&format!(
             "buffer_bytes:{}\r\nfilter_bytes:{}\r\nfence_bytes:{}\r\nbudget_bytes:{}\r\n",
-            s.memory.buffer_bytes, s.memory.filter_bytes, s.memory.fence_bytes, s.memory.budget_bytes
+            s.memory.buffer_bytes,
+            s.memory.filter_bytes,
+            s.memory.fence_bytes,
+            s.memory.budget_bytes
         ));
         out
     }
@@ -769,12 +864,46 @@ impl Db {
 
 /// Commands and their Redis arity (for COMMAND).
 const COMMANDS: &[(&str, i64)] = &[
-    ("PING", -1), ("ECHO", 2), ("QUIT", 1), ("SHUTDOWN", -1), ("SELECT", 2), ("HELLO", -1), ("COMMAND", -1),
-    ("CONFIG", -2), ("CLIENT", -2), ("GET", 2), ("SET", -3), ("SETNX", 3), ("DEL", -2), ("UNLINK", -2),
-    ("EXISTS", -2), ("MGET", -2), ("MSET", -3), ("INCR", 2), ("DECR", 2), ("INCRBY", 3), ("DECRBY", 3),
-    ("HSET", -4), ("HMSET", -4), ("HGET", 3), ("HMGET", -3), ("HGETALL", 2), ("HLEN", 2), ("HEXISTS", 3),
-    ("HDEL", -3), ("ZADD", -4), ("ZREM", -3), ("ZCARD", 2), ("ZRANGEBYSCORE", -4), ("SCAN", -2), ("KEYS", 2),
-    ("RANGE", -3), ("DBSIZE", 1), ("FLUSHALL", -1), ("FLUSHDB", -1), ("INFO", -1),
+    ("PING", -1),
+    ("ECHO", 2),
+    ("QUIT", 1),
+    ("SHUTDOWN", -1),
+    ("SELECT", 2),
+    ("HELLO", -1),
+    ("COMMAND", -1),
+    ("CONFIG", -2),
+    ("CLIENT", -2),
+    ("GET", 2),
+    ("SET", -3),
+    ("SETNX", 3),
+    ("DEL", -2),
+    ("UNLINK", -2),
+    ("EXISTS", -2),
+    ("MGET", -2),
+    ("MSET", -3),
+    ("INCR", 2),
+    ("DECR", 2),
+    ("INCRBY", 3),
+    ("DECRBY", 3),
+    ("HSET", -4),
+    ("HMSET", -4),
+    ("HGET", 3),
+    ("HMGET", -3),
+    ("HGETALL", 2),
+    ("HLEN", 2),
+    ("HEXISTS", 3),
+    ("HDEL", -3),
+    ("ZADD", -4),
+    ("ZREM", -3),
+    ("ZCARD", 2),
+    ("ZRANGEBYSCORE", -4),
+    ("SCAN", -2),
+    ("KEYS", 2),
+    ("RANGE", -3),
+    ("DBSIZE", 1),
+    ("FLUSHALL", -1),
+    ("FLUSHDB", -1),
+    ("INFO", -1),
 ];
 
 fn hex_encode(b: &[u8]) -> String {
@@ -785,5 +914,7 @@ fn hex_decode(s: &[u8]) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;
     }
-    s.chunks(2).map(|c| u8::from_str_radix(std::str::from_utf8(c).ok()?, 16).ok()).collect()
+    s.chunks(2)
+        .map(|c| u8::from_str_radix(std::str::from_utf8(c).ok()?, 16).ok())
+        .collect()
 }

@@ -54,17 +54,30 @@ pub struct ServerOptions {
 
 impl Default for ServerOptions {
     fn default() -> Self {
-        ServerOptions { bind: "127.0.0.1:6380".into(), max_connections: 1024, max_request_bytes: 512 << 20 }
+        ServerOptions {
+            bind: "127.0.0.1:6380".into(),
+            max_connections: 1024,
+            max_request_bytes: 512 << 20,
+        }
     }
 }
 
 /// Opens the engine in `dir` and serves it until SHUTDOWN or a signal. `ready` is called with the bound address.
-pub fn run(dir: &Path, design: &Design, engine_opts: Options, opts: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), ServerError> {
+pub fn run(
+    dir: &Path,
+    design: &Design,
+    engine_opts: Options,
+    opts: ServerOptions,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
     let engine = Arc::new(Engine::open_with(dir, design, engine_opts)?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|source| ServerError::Io { context: "starting the runtime".into(), source })?;
+        .map_err(|source| ServerError::Io {
+            context: "starting the runtime".into(),
+            source,
+        })?;
     let db = Arc::new(Db::new(engine.clone(), design.clone()));
     rt.block_on(serve(db, opts, ready))?;
     drop(rt);
@@ -77,16 +90,29 @@ pub fn run(dir: &Path, design: &Design, engine_opts: Options, opts: ServerOption
 }
 
 /// Serves `db` until SHUTDOWN or SIGTERM/SIGINT.
-pub async fn serve(db: Arc<Db>, opts: ServerOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), ServerError> {
+pub async fn serve(
+    db: Arc<Db>,
+    opts: ServerOptions,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServerError> {
     let listener = TcpListener::bind(&opts.bind)
         .await
-        .map_err(|source| ServerError::Io { context: format!("binding {}", opts.bind), source })?;
-    let addr = listener.local_addr().map_err(|source| ServerError::Io { context: "local address".into(), source })?;
+        .map_err(|source| ServerError::Io {
+            context: format!("binding {}", opts.bind),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ServerError::Io {
+        context: "local address".into(),
+        source,
+    })?;
     ready(addr);
     let stop = Arc::new(Notify::new());
     let slots = Arc::new(Semaphore::new(opts.max_connections));
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|source| ServerError::Io { context: "installing the SIGTERM handler".into(), source })?;
+        .map_err(|source| ServerError::Io {
+            context: "installing the SIGTERM handler".into(),
+            source,
+        })?;
     loop {
         tokio::select! {
             accepted = listener.accept() => {

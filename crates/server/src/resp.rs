@@ -20,7 +20,12 @@ fn number(bytes: &[u8]) -> Result<i64, ProtocolError> {
     std::str::from_utf8(bytes)
         .ok()
         .and_then(|s| s.parse::<i64>().ok())
-        .ok_or_else(|| ProtocolError(format!("invalid length '{}'", String::from_utf8_lossy(bytes))))
+        .ok_or_else(|| {
+            ProtocolError(format!(
+                "invalid length '{}'",
+                String::from_utf8_lossy(bytes)
+            ))
+        })
 }
 
 /// Parses one request from the front of `buf`: `Ok(Some((args, consumed)))`, `Ok(None)` when more bytes are
@@ -39,11 +44,19 @@ pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<Parsed>, ProtocolErr
         };
         let text = &buf[..end];
         let text = text.strip_suffix(b"\r").unwrap_or(text);
-        let args = text.split(|b| *b == b' ').filter(|w| !w.is_empty()).map(|w| w.to_vec()).collect();
+        let args = text
+            .split(|b| *b == b' ')
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_vec())
+            .collect();
         return Ok(Some((args, end + 1)));
     }
     let Some((count, mut pos)) = line(buf, 1) else {
-        return if buf.len() > 1024 { Err(ProtocolError("unterminated multibulk length".into())) } else { Ok(None) };
+        return if buf.len() > 1024 {
+            Err(ProtocolError("unterminated multibulk length".into()))
+        } else {
+            Ok(None)
+        };
     };
     let count = number(count)?;
     if count > 1024 * 1024 {
@@ -58,7 +71,11 @@ pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<Parsed>, ProtocolErr
             Some(c) => return Err(ProtocolError(format!("expected '$', got '{}'", *c as char))),
         }
         let Some((len, start)) = line(buf, pos + 1) else {
-            return if buf.len() - pos > 1024 { Err(ProtocolError("unterminated bulk length".into())) } else { Ok(None) };
+            return if buf.len() - pos > 1024 {
+                Err(ProtocolError("unterminated bulk length".into()))
+            } else {
+                Ok(None)
+            };
         };
         let len = number(len)?;
         if len < 0 {
@@ -67,7 +84,9 @@ pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<Parsed>, ProtocolErr
         let len = len as usize;
         total += len;
         if total > max_bytes {
-            return Err(ProtocolError(format!("request larger than {max_bytes} bytes")));
+            return Err(ProtocolError(format!(
+                "request larger than {max_bytes} bytes"
+            )));
         }
         if buf.len() < start + len + 2 {
             return Ok(None);
@@ -151,10 +170,16 @@ mod tests {
     fn multibulk_and_inline() {
         let req = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n*1\r\n$4\r\nPING\r\n";
         let (args, used) = parse(req, 1 << 20).unwrap().unwrap();
-        assert_eq!(args, vec![b"SET".to_vec(), b"k".to_vec(), b"value".to_vec()]);
+        assert_eq!(
+            args,
+            vec![b"SET".to_vec(), b"k".to_vec(), b"value".to_vec()]
+        );
         let (args, _) = parse(&req[used..], 1 << 20).unwrap().unwrap();
         assert_eq!(args, vec![b"PING".to_vec()]);
-        assert_eq!(parse(b"PING hello\r\n", 100).unwrap().unwrap().0, vec![b"PING".to_vec(), b"hello".to_vec()]);
+        assert_eq!(
+            parse(b"PING hello\r\n", 100).unwrap().unwrap().0,
+            vec![b"PING".to_vec(), b"hello".to_vec()]
+        );
         // incomplete
         for cut in 1..req.len() - 16 {
             assert_eq!(parse(&req[..cut], 1 << 20).unwrap(), None, "cut {cut}");
@@ -173,7 +198,14 @@ mod tests {
     #[test]
     fn encodes() {
         let mut out = Vec::new();
-        Reply::Array(Some(vec![Reply::ok(), Reply::Integer(3), Reply::Bulk(None), Reply::bulk("x"), Reply::err("ERR no")])).encode(&mut out);
+        Reply::Array(Some(vec![
+            Reply::ok(),
+            Reply::Integer(3),
+            Reply::Bulk(None),
+            Reply::bulk("x"),
+            Reply::err("ERR no"),
+        ]))
+        .encode(&mut out);
         assert_eq!(out, b"*5\r\n+OK\r\n:3\r\n$-1\r\n$1\r\nx\r\n-ERR no\r\n");
     }
 }

@@ -60,7 +60,11 @@ pub fn decode_hash(b: &[u8]) -> Option<BTreeMap<Vec<u8>, Vec<u8>>> {
 /// An f64 as 8 bytes whose byte order is the numeric order.
 pub fn score_bytes(x: f64) -> [u8; 8] {
     let bits = x.to_bits();
-    let ordered = if bits >> 63 == 1 { !bits } else { bits ^ (1 << 63) };
+    let ordered = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits ^ (1 << 63)
+    };
     ordered.to_be_bytes()
 }
 
@@ -159,7 +163,17 @@ mod tests {
 
     #[test]
     fn scores_sort_as_numbers() {
-        let xs = [f64::NEG_INFINITY, -1e9, -2.5, -0.0, 0.0, 1e-9, 3.0, 1e300, f64::INFINITY];
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e9,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-9,
+            3.0,
+            1e300,
+            f64::INFINITY,
+        ];
         for w in xs.windows(2) {
             assert!(score_bytes(w[0]) <= score_bytes(w[1]), "{w:?}");
         }

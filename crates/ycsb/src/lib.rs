@@ -68,7 +68,13 @@ pub struct CosineStore(pub Arc<Engine>);
 
 impl Store for CosineStore {
     fn name(&self) -> String {
-        format!("cosine ({})", self.0.design().class.map_or("design".to_string(), |c| format!("{c} design")))
+        format!(
+            "cosine ({})",
+            self.0
+                .design()
+                .class
+                .map_or("design".to_string(), |c| format!("{c} design"))
+        )
     }
     fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
         self.0.put(key, value).map_err(|e| e.to_string())
@@ -80,7 +86,10 @@ impl Store for CosineStore {
         self.0.put(key, value).map_err(|e| e.to_string())
     }
     fn scan(&self, start: &[u8], count: usize) -> Result<usize, String> {
-        self.0.scan(start.to_vec().., count).map(|v| v.len()).map_err(|e| e.to_string())
+        self.0
+            .scan(start.to_vec().., count)
+            .map(|v| v.len())
+            .map_err(|e| e.to_string())
     }
     fn read_modify_write(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
         self.0
@@ -95,11 +104,21 @@ impl Store for CosineStore {
     }
     fn io(&self) -> Option<IoCounters> {
         let s = self.0.stats();
-        let background: u64 = s.levels.iter().map(|l| l.io.block_writes + l.io.compaction_reads).sum();
-        Some(IoCounters { reads: s.block_reads() + s.index_reads(), background })
+        let background: u64 = s
+            .levels
+            .iter()
+            .map(|l| l.io.block_writes + l.io.compaction_reads)
+            .sum();
+        Some(IoCounters {
+            reads: s.block_reads() + s.index_reads(),
+            background,
+        })
     }
     fn settle(&self) -> Result<(), String> {
-        self.0.flush().and_then(|_| self.0.wait_for_compactions()).map_err(|e| e.to_string())
+        self.0
+            .flush()
+            .and_then(|_| self.0.wait_for_compactions())
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -117,7 +136,11 @@ impl KeyChooser {
             Distribution::Zipfian => Zipf::new(ZIPF_ITEMS, w.zipfian_constant).ok(),
             _ => None,
         };
-        KeyChooser { dist: w.distribution, zipf_items, theta: w.zipfian_constant }
+        KeyChooser {
+            dist: w.distribution,
+            zipf_items,
+            theta: w.zipfian_constant,
+        }
     }
 
     /// A record number among the `inserted` records so far.
@@ -130,7 +153,9 @@ impl KeyChooser {
                 fnv64(rank) % n
             }
             Distribution::Latest => {
-                let rank = Zipf::new(n as f64, self.theta).map(|z| z.sample(rng) as u64).unwrap_or(1);
+                let rank = Zipf::new(n as f64, self.theta)
+                    .map(|z| z.sample(rng) as u64)
+                    .unwrap_or(1);
                 n - rank.clamp(1, n)
             }
         }
@@ -176,9 +201,20 @@ fn value(rng: &mut StdRng, bytes: usize) -> Vec<u8> {
 const KINDS: [&str; 5] = ["read", "update", "insert", "scan", "rmw"];
 
 /// Runs `ops` operations of the workload on `threads` threads (load phase: `load = true`, inserts only).
-pub fn run_phase(store: &dyn Store, w: &CoreWorkload, threads: usize, load: bool, seed: u64, progress: Option<&AtomicU64>) -> PhaseReport {
+pub fn run_phase(
+    store: &dyn Store,
+    w: &CoreWorkload,
+    threads: usize,
+    load: bool,
+    seed: u64,
+    progress: Option<&AtomicU64>,
+) -> PhaseReport {
     let threads = threads.max(1);
-    let ops = if load { w.record_count } else { w.operation_count };
+    let ops = if load {
+        w.record_count
+    } else {
+        w.operation_count
+    };
     let inserted = AtomicU64::new(if load { 0 } else { w.record_count });
     let next_load = AtomicU64::new(0);
     let errors = AtomicU64::new(0);
@@ -188,33 +224,72 @@ pub fn run_phase(store: &dyn Store, w: &CoreWorkload, threads: usize, load: bool
     let hists: Vec<Vec<Histogram<u64>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (inserted, next_load, errors, chooser) = (&inserted, &next_load, &errors, &chooser);
+                let (inserted, next_load, errors, chooser) =
+                    (&inserted, &next_load, &errors, &chooser);
                 s.spawn(move || {
-                    let mut rng = StdRng::seed_from_u64(seed ^ (t as u64).wrapping_mul(0x9E37_79B9));
-                    let mut h: Vec<Histogram<u64>> = (0..5).map(|_| Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")).collect();
-                    let my_ops = ops / threads as u64 + u64::from((t as u64) < ops % threads as u64);
+                    let mut rng =
+                        StdRng::seed_from_u64(seed ^ (t as u64).wrapping_mul(0x9E37_79B9));
+                    let mut h: Vec<Histogram<u64>> = (0..5)
+                        .map(|_| {
+                            Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")
+                        })
+                        .collect();
+                    let my_ops =
+                        ops / threads as u64 + u64::from((t as u64) < ops % threads as u64);
                     for _ in 0..my_ops {
                         let t0 = Instant::now();
                         let (kind, res) = if load {
                             let n = next_load.fetch_add(1, Ordering::Relaxed);
-                            let r = store.insert(&key(n, w.hashed_keys), &value(&mut rng, w.value_bytes()));
+                            let r = store
+                                .insert(&key(n, w.hashed_keys), &value(&mut rng, w.value_bytes()));
                             inserted.fetch_add(1, Ordering::Relaxed);
                             (2, r)
                         } else {
                             let x: f64 = rng.random();
                             let have = inserted.load(Ordering::Relaxed);
                             if x < w.read {
-                                (0, store.read(&key(chooser.next(&mut rng, have), w.hashed_keys)).map(|_| ()))
+                                (
+                                    0,
+                                    store
+                                        .read(&key(chooser.next(&mut rng, have), w.hashed_keys))
+                                        .map(|_| ()),
+                                )
                             } else if x < w.read + w.update {
-                                (1, store.update(&key(chooser.next(&mut rng, have), w.hashed_keys), &value(&mut rng, w.value_bytes())))
+                                (
+                                    1,
+                                    store.update(
+                                        &key(chooser.next(&mut rng, have), w.hashed_keys),
+                                        &value(&mut rng, w.value_bytes()),
+                                    ),
+                                )
                             } else if x < w.read + w.update + w.insert {
                                 let n = inserted.fetch_add(1, Ordering::Relaxed);
-                                (2, store.insert(&key(n, w.hashed_keys), &value(&mut rng, w.value_bytes())))
+                                (
+                                    2,
+                                    store.insert(
+                                        &key(n, w.hashed_keys),
+                                        &value(&mut rng, w.value_bytes()),
+                                    ),
+                                )
                             } else if x < w.read + w.update + w.insert + w.scan {
                                 let len = rng.random_range(1..=w.max_scan_length.max(1)) as usize;
-                                (3, store.scan(&key(chooser.next(&mut rng, have), w.hashed_keys), len).map(|_| ()))
+                                (
+                                    3,
+                                    store
+                                        .scan(
+                                            &key(chooser.next(&mut rng, have), w.hashed_keys),
+                                            len,
+                                        )
+                                        .map(|_| ()),
+                                )
                             } else {
-                                (4, store.read_modify_write(&key(chooser.next(&mut rng, have), w.hashed_keys), &value(&mut rng, w.field_length as usize)))
+                                (
+                                    4,
+                                    store.read_modify_write(
+                                        &key(chooser.next(&mut rng, have), w.hashed_keys),
+                                        &value(&mut rng, w.field_length as usize),
+                                    ),
+                                )
                             }
                         };
                         if res.is_err() {
@@ -229,13 +304,17 @@ pub fn run_phase(store: &dyn Store, w: &CoreWorkload, threads: usize, load: bool
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
     });
     let seconds = start.elapsed().as_secs_f64();
     let io_after = store.io();
     let mut ops_out = Vec::new();
     for (k, name) in KINDS.iter().enumerate() {
-        let mut merged = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+        let mut merged =
+            Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
         for h in &hists {
             if let Some(x) = h.get(k) {
                 let _ = merged.add(x);
@@ -290,9 +369,16 @@ mod tests {
             counts[z.next(&mut rng, 1000) as usize] += 1;
         }
         counts.sort_unstable_by(|a, b| b.cmp(a));
-        assert!(counts[0] > 20 * counts[500].max(1), "top {} vs median {}", counts[0], counts[500]);
+        assert!(
+            counts[0] > 20 * counts[500].max(1),
+            "top {} vs median {}",
+            counts[0],
+            counts[500]
+        );
         let l = KeyChooser::new(&CoreWorkload::named("d").unwrap());
-        let recent = (0..10_000).filter(|_| l.next(&mut rng, 1_000_000) > 999_000).count();
+        let recent = (0..10_000)
+            .filter(|_| l.next(&mut rng, 1_000_000) > 999_000)
+            .count();
         assert!(recent > 5_000, "{recent}");
     }
 
@@ -300,8 +386,20 @@ mod tests {
     fn load_and_run_every_core_workload() {
         for n in ["a", "b", "c", "d", "e", "f"] {
             let dir = tempfile::tempdir().unwrap();
-            let design = Design { block_bytes: 4096, ..Design::rocksdb_like(256 << 10, 64 << 10, 1 << 20) };
-            let engine = Arc::new(Engine::open_with(dir.path(), &design, Options { sync: SyncMode::Never }).unwrap());
+            let design = Design {
+                block_bytes: 4096,
+                ..Design::rocksdb_like(256 << 10, 64 << 10, 1 << 20)
+            };
+            let engine = Arc::new(
+                Engine::open_with(
+                    dir.path(),
+                    &design,
+                    Options {
+                        sync: SyncMode::Never,
+                    },
+                )
+                .unwrap(),
+            );
             let store = CosineStore(engine);
             let mut w = CoreWorkload::named(n).unwrap();
             w.record_count = 3000;

@@ -84,7 +84,11 @@ impl CoreWorkload {
     /// One of YCSB's six core workloads, `a` … `f` (or `ycsb-a` …), with its shipped property file's values.
     pub fn named(name: &str) -> Option<Self> {
         let n = name.trim().to_ascii_lowercase();
-        let n = n.strip_prefix("ycsb-").or_else(|| n.strip_prefix("workload")).unwrap_or(&n).to_string();
+        let n = n
+            .strip_prefix("ycsb-")
+            .or_else(|| n.strip_prefix("workload"))
+            .unwrap_or(&n)
+            .to_string();
         let mut w = CoreWorkload::defaults(&format!("ycsb-{n}"));
         w.distribution = Distribution::Zipfian;
         let (read, update, insert, scan, rmw) = match n.as_str() {
@@ -102,7 +106,8 @@ impl CoreWorkload {
             "f" => (0.5, 0.0, 0.0, 0.0, 0.5),
             _ => return None,
         };
-        (w.read, w.update, w.insert, w.scan, w.read_modify_write) = (read, update, insert, scan, rmw);
+        (w.read, w.update, w.insert, w.scan, w.read_modify_write) =
+            (read, update, insert, scan, rmw);
         Some(w)
     }
 
@@ -114,7 +119,10 @@ impl CoreWorkload {
     /// Applies YCSB properties (`key=value` pairs) on top of this workload.
     pub fn apply(&mut self, props: &BTreeMap<String, String>) -> Result<(), PropertyError> {
         let num = |k: &str, v: &str| -> Result<f64, PropertyError> {
-            v.trim().parse::<f64>().map_err(|_| PropertyError { key: k.into(), problem: format!("'{v}' is not a number") })
+            v.trim().parse::<f64>().map_err(|_| PropertyError {
+                key: k.into(),
+                problem: format!("'{v}' is not a number"),
+            })
         };
         for (k, v) in props {
             let v = v.trim();
@@ -135,15 +143,39 @@ impl CoreWorkload {
                         "uniform" => Distribution::Uniform,
                         "zipfian" => Distribution::Zipfian,
                         "latest" => Distribution::Latest,
-                        other => return Err(PropertyError { key: k.clone(), problem: format!("unsupported distribution '{other}' (uniform, zipfian, latest)") }),
+                        other => {
+                            return Err(PropertyError {
+                                key: k.clone(),
+                                problem: format!(
+                                    "unsupported distribution '{other}' (uniform, zipfian, latest)"
+                                ),
+                            })
+                        }
                     }
                 }
                 "insertorder" => self.hashed_keys = v != "ordered",
                 // properties of other YCSB parts, kept so that shipped files load unchanged
-                "workload" | "readallfields" | "writeallfields" | "scanlengthdistribution" | "fieldlengthdistribution"
-                | "table" | "insertstart" | "insertcount" | "threadcount" | "measurementtype" | "hotspotdatafraction"
-                | "hotspotopnfraction" | "exportfile" | "core_workload_insertion_retry_limit" | "dataintegrity" => {}
-                other => return Err(PropertyError { key: other.into(), problem: "unknown property".into() }),
+                "workload"
+                | "readallfields"
+                | "writeallfields"
+                | "scanlengthdistribution"
+                | "fieldlengthdistribution"
+                | "table"
+                | "insertstart"
+                | "insertcount"
+                | "threadcount"
+                | "measurementtype"
+                | "hotspotdatafraction"
+                | "hotspotopnfraction"
+                | "exportfile"
+                | "core_workload_insertion_retry_limit"
+                | "dataintegrity" => {}
+                other => {
+                    return Err(PropertyError {
+                        key: other.into(),
+                        problem: "unknown property".into(),
+                    })
+                }
             }
         }
         self.validate()
@@ -151,22 +183,43 @@ impl CoreWorkload {
 
     /// Checks the mix and sizes.
     pub fn validate(&self) -> Result<(), PropertyError> {
-        let shares = [self.read, self.update, self.insert, self.scan, self.read_modify_write];
+        let shares = [
+            self.read,
+            self.update,
+            self.insert,
+            self.scan,
+            self.read_modify_write,
+        ];
         if shares.iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
-            return Err(PropertyError { key: "*proportion".into(), problem: "proportions must be non-negative".into() });
+            return Err(PropertyError {
+                key: "*proportion".into(),
+                problem: "proportions must be non-negative".into(),
+            });
         }
         let sum: f64 = shares.iter().sum();
         if (sum - 1.0).abs() > 1e-6 {
-            return Err(PropertyError { key: "*proportion".into(), problem: format!("proportions sum to {sum}, not 1") });
+            return Err(PropertyError {
+                key: "*proportion".into(),
+                problem: format!("proportions sum to {sum}, not 1"),
+            });
         }
         if self.record_count == 0 || self.field_count == 0 {
-            return Err(PropertyError { key: "recordcount".into(), problem: "records and fields must be positive".into() });
+            return Err(PropertyError {
+                key: "recordcount".into(),
+                problem: "records and fields must be positive".into(),
+            });
         }
         if self.scan > 0.0 && self.max_scan_length == 0 {
-            return Err(PropertyError { key: "maxscanlength".into(), problem: "must be positive".into() });
+            return Err(PropertyError {
+                key: "maxscanlength".into(),
+                problem: "must be positive".into(),
+            });
         }
         if self.zipfian_constant.is_nan() || self.zipfian_constant <= 0.0 {
-            return Err(PropertyError { key: "zipfianconstant".into(), problem: "must be positive".into() });
+            return Err(PropertyError {
+                key: "zipfianconstant".into(),
+                problem: "must be positive".into(),
+            });
         }
         Ok(())
     }
@@ -176,16 +229,34 @@ impl CoreWorkload {
     pub fn to_model(&self) -> cosine_design::Workload {
         use cosine_design::{KeyDistribution, OperationMix, Workload};
         let dist = match self.distribution {
-            Distribution::Uniform => KeyDistribution::Uniform { universe: Some(self.record_count) },
-            Distribution::Zipfian => KeyDistribution::Zipfian { theta: self.zipfian_constant, universe: Some(self.record_count) },
-            Distribution::Latest => KeyDistribution::Latest { theta: self.zipfian_constant },
+            Distribution::Uniform => KeyDistribution::Uniform {
+                universe: Some(self.record_count),
+            },
+            Distribution::Zipfian => KeyDistribution::Zipfian {
+                theta: self.zipfian_constant,
+                universe: Some(self.record_count),
+            },
+            Distribution::Latest => KeyDistribution::Latest {
+                theta: self.zipfian_constant,
+            },
         };
         Workload {
             name: Some(self.name.clone()),
-            mix: OperationMix { lookup: self.read, empty_lookup: 0.0, insert: self.insert, blind_update: self.update, rmw: self.read_modify_write, scan: self.scan },
+            mix: OperationMix {
+                lookup: self.read,
+                empty_lookup: 0.0,
+                insert: self.insert,
+                blind_update: self.update,
+                rmw: self.read_modify_write,
+                scan: self.scan,
+            },
             scan_length: (self.max_scan_length / 2).max(1),
             reads: dist.clone(),
-            writes: if self.insert > 0.0 { KeyDistribution::uniform() } else { dist },
+            writes: if self.insert > 0.0 {
+                KeyDistribution::uniform()
+            } else {
+                dist
+            },
             entries: self.record_count,
             key_bytes: 23,
             value_bytes: self.value_bytes() as u64,
@@ -202,8 +273,14 @@ pub fn parse_properties(text: &str) -> Result<BTreeMap<String, String>, Property
         if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
             continue;
         }
-        let split = line.find(['=', ':']).ok_or_else(|| PropertyError { key: format!("line {}", i + 1), problem: format!("expected key=value, got '{line}'") })?;
-        out.insert(line[..split].trim().to_string(), line[split + 1..].trim().to_string());
+        let split = line.find(['=', ':']).ok_or_else(|| PropertyError {
+            key: format!("line {}", i + 1),
+            problem: format!("expected key=value, got '{line}'"),
+        })?;
+        out.insert(
+            line[..split].trim().to_string(),
+            line[split + 1..].trim().to_string(),
+        );
     }
     Ok(out)
 }
@@ -219,8 +296,14 @@ mod tests {
             w.validate().unwrap();
             w.to_model().validate().unwrap();
         }
-        assert_eq!(CoreWorkload::named("d").unwrap().distribution, Distribution::Latest);
-        assert_eq!(CoreWorkload::named("workloade").unwrap().max_scan_length, 100);
+        assert_eq!(
+            CoreWorkload::named("d").unwrap().distribution,
+            Distribution::Latest
+        );
+        assert_eq!(
+            CoreWorkload::named("workloade").unwrap().max_scan_length,
+            100
+        );
         assert!(CoreWorkload::named("g").is_none());
     }
 
@@ -230,7 +313,10 @@ mod tests {
         let text = "# Yahoo! Cloud System Benchmark\n# Workload A: Update heavy workload\nrecordcount=1000\noperationcount=1000\nworkload=site.ycsb.workloads.CoreWorkload\n\nreadallfields=true\n\nreadproportion=0.5\nupdateproportion=0.5\nscanproportion=0\ninsertproportion=0\n\nrequestdistribution=zipfian\n";
         let mut w = CoreWorkload::defaults("workloada");
         w.apply(&parse_properties(text).unwrap()).unwrap();
-        assert_eq!((w.read, w.update, w.distribution), (0.5, 0.5, Distribution::Zipfian));
+        assert_eq!(
+            (w.read, w.update, w.distribution),
+            (0.5, 0.5, Distribution::Zipfian)
+        );
         let bad = parse_properties("readproportion=2\nupdateproportion=0").unwrap();
         assert!(CoreWorkload::defaults("x").apply(&bad).is_err());
         assert!(parse_properties("no separator here").is_err());

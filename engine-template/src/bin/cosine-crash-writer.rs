@@ -12,7 +12,10 @@ fn main() {
         eprintln!("usage: cosine-crash-writer DIR DESIGN.json START always|batch");
         std::process::exit(2);
     }
-    let design = match std::fs::read_to_string(&args[2]).map_err(|e| e.to_string()).and_then(|t| Design::from_json(&t).map_err(|e| e.to_string())) {
+    let design = match std::fs::read_to_string(&args[2])
+        .map_err(|e| e.to_string())
+        .and_then(|t| Design::from_json(&t).map_err(|e| e.to_string()))
+    {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {e}");
@@ -20,7 +23,11 @@ fn main() {
         }
     };
     let start: u64 = args[3].parse().unwrap_or(0);
-    let sync = if args[4] == "always" { SyncMode::Always } else { SyncMode::Batch };
+    let sync = if args[4] == "always" {
+        SyncMode::Always
+    } else {
+        SyncMode::Batch
+    };
     let engine = match Engine::open_with(&args[1], &design, Options { sync }) {
         Ok(e) => e,
         Err(e) => {

@@ -39,5 +39,11 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
     hybrid.file_bytes = 4 << 10;
     hybrid.class = Some(DesignClass::Hybrid);
 
-    vec![("rocksdb-like", rocks), ("tiered", tiered), ("btree-like", btree), ("lsh-like", lsh), ("hybrid", hybrid)]
+    vec![
+        ("rocksdb-like", rocks),
+        ("tiered", tiered),
+        ("btree-like", btree),
+        ("lsh-like", lsh),
+        ("hybrid", hybrid),
+    ]
 }
