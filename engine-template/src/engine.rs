@@ -442,6 +442,61 @@ impl Drop for Engine {
     }
 }
 
+/// Pages through a live buffer in key order for a scan: it copies a chunk of entries at a time (first the
+/// scan's limit, doubling when tombstones or newer runs make the merge ask for more), never the whole buffer.
+struct BufferCursor {
+    buffer: Arc<Buffer>,
+    next: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    chunk: std::vec::IntoIter<(Vec<u8>, u64, Option<Vec<u8>>)>,
+    batch: usize,
+    exhausted: bool,
+}
+
+impl BufferCursor {
+    fn new(buffer: Arc<Buffer>, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Self {
+        BufferCursor {
+            buffer,
+            next: start.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            chunk: Vec::new().into_iter(),
+            batch: limit.saturating_add(1).max(16),
+            exhausted: false,
+        }
+    }
+}
+
+impl Iterator for BufferCursor {
+    type Item = (Vec<u8>, u64, Option<Vec<u8>>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.chunk.next() {
+            return Some(e);
+        }
+        if self.exhausted {
+            return None;
+        }
+        let got = self
+            .buffer
+            .range(borrowed(&self.next), borrowed(&self.end), self.batch);
+        self.exhausted = got.len() < self.batch;
+        self.batch = self.batch.saturating_mul(2);
+        if let Some(last) = got.last() {
+            self.next = Bound::Excluded(last.0.clone());
+        }
+        self.chunk = got.into_iter();
+        self.chunk.next()
+    }
+}
+
+fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
 fn check_sizes(key: &[u8], value: Option<&[u8]>) -> Result<()> {
     if key.len() > MAX_KEY_BYTES as usize {
         return Err(Error::KeyTooLarge(key.len()));
@@ -675,9 +730,13 @@ impl Inner {
             Bound::Included(k) | Bound::Excluded(k) => Some(k),
             Bound::Unbounded => None,
         };
-        let mut sources = vec![Source::Memory(mem.range(start, end).into_iter())];
-        for b in &frozen {
-            sources.push(Source::Memory(b.range(start, end).into_iter()));
+        let mut sources = vec![Source::Lazy(Box::new(BufferCursor::new(
+            mem, start, end, limit,
+        )))];
+        for b in frozen {
+            sources.push(Source::Lazy(Box::new(BufferCursor::new(
+                b, start, end, limit,
+            ))));
         }
         for (i, level) in version.levels.iter().enumerate() {
             for run in &level.runs {

@@ -303,3 +303,31 @@ fn reopening_with_another_design_adapts() {
         e.close().unwrap();
     }
 }
+
+#[test]
+fn scans_page_past_buffered_tombstones() {
+    // Every shape: 500 keys on disk, then the first 300 deleted in the (large) buffer. A scan with a limit of
+    // 10 must page through the buffer's tombstones (more than one chunk) to find the live keys behind them.
+    for (name, design) in common::shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = design.clone();
+        d.buffer_bytes = d.buffer_bytes.max(1 << 20);
+        let e = Engine::open(dir.path(), &d).unwrap();
+        let k = |i: u32| format!("k{i:05}").into_bytes();
+        for i in 0..500 {
+            e.put(&k(i), b"on disk").unwrap();
+        }
+        e.flush().unwrap();
+        for i in 0..300 {
+            e.delete(&k(i)).unwrap();
+        }
+        e.put(&k(400), b"newer").unwrap();
+        let got = e.scan(.., 10).unwrap();
+        let keys: Vec<Vec<u8>> = got.iter().map(|(k, _)| k.clone()).collect();
+        assert_eq!(keys, (300..310).map(k).collect::<Vec<_>>(), "{name}");
+        let tail = e.scan(k(395)..k(402), 100).unwrap();
+        assert_eq!(tail.len(), 7, "{name}");
+        assert_eq!(tail[5], (k(400), b"newer".to_vec()), "{name}");
+        e.close().unwrap();
+    }
+}

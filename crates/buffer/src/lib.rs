@@ -30,8 +30,9 @@ pub trait WriteBuffer: Send + Sync {
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>);
     /// The newest version of `key` in the buffer.
     fn get(&self, key: &[u8]) -> Option<Versioned>;
-    /// The entries with keys in the range, in key order.
-    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry>;
+    /// At most `limit` entries with keys in the range, the smallest keys first (a scan pages through the
+    /// buffer with this instead of copying all of it).
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Vec<BufferEntry>;
     /// Every entry in key order (for flushing).
     fn sorted_entries(&self) -> Vec<BufferEntry>;
     /// Bytes charged so far.
@@ -100,7 +101,7 @@ impl WriteBuffer for SortedBuffer {
         self.map.get(key).map(|e| e.value().clone())
     }
 
-    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry> {
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Vec<BufferEntry> {
         if let (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) =
             (start, end)
         {
@@ -116,6 +117,7 @@ impl WriteBuffer for SortedBuffer {
         self.map
             .range((owned(start), owned(end)))
             .filter(|e| in_range(e.key(), start, end))
+            .take(limit)
             .map(|e| (e.key().clone(), e.value().0, e.value().1.clone()))
             .collect()
     }
@@ -177,20 +179,25 @@ impl WriteBuffer for HashLogBuffer {
         self.map.read().get(key).cloned()
     }
 
-    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry> {
-        let mut v: Vec<BufferEntry> = self
-            .map
-            .read()
-            .iter()
-            .filter(|(k, _)| in_range(k, start, end))
-            .map(|(k, (s, v))| (k.clone(), *s, v.clone()))
-            .collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
-        v
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Vec<BufferEntry> {
+        // unordered: select the `limit` smallest keys in range first, then copy only those
+        let map = self.map.read();
+        let mut keys: Vec<&Vec<u8>> = map.keys().filter(|k| in_range(k, start, end)).collect();
+        if keys.len() > limit {
+            keys.select_nth_unstable(limit);
+            keys.truncate(limit);
+        }
+        keys.sort_unstable();
+        keys.into_iter()
+            .map(|k| {
+                let (s, v) = &map[k];
+                (k.clone(), *s, v.clone())
+            })
+            .collect()
     }
 
     fn sorted_entries(&self) -> Vec<BufferEntry> {
-        self.range(Bound::Unbounded, Bound::Unbounded)
+        self.range(Bound::Unbounded, Bound::Unbounded, usize::MAX)
     }
 
     fn bytes(&self) -> usize {
@@ -231,8 +238,8 @@ impl WriteBuffer for Buffer {
     fn get(&self, key: &[u8]) -> Option<Versioned> {
         dispatch!(self, b => b.get(key))
     }
-    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<BufferEntry> {
-        dispatch!(self, b => b.range(start, end))
+    fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Vec<BufferEntry> {
+        dispatch!(self, b => b.range(start, end, limit))
     }
     fn sorted_entries(&self) -> Vec<BufferEntry> {
         dispatch!(self, b => b.sorted_entries())
@@ -263,12 +270,20 @@ mod tests {
         assert_eq!(b.get(b"z"), None);
         let keys: Vec<Vec<u8>> = b.sorted_entries().into_iter().map(|e| e.0).collect();
         assert_eq!(keys, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
-        let r = b.range(Bound::Excluded(b"a"), Bound::Included(b"b"));
+        let r = b.range(Bound::Excluded(b"a"), Bound::Included(b"b"), usize::MAX);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].0, b"b".to_vec());
         assert!(b
-            .range(Bound::Included(b"c"), Bound::Excluded(b"a"))
+            .range(Bound::Included(b"c"), Bound::Excluded(b"a"), usize::MAX)
             .is_empty());
+        // a limit keeps the smallest keys, in order
+        let first: Vec<Vec<u8>> = b
+            .range(Bound::Unbounded, Bound::Unbounded, 2)
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(first, vec![b"a".to_vec(), b"b".to_vec()]);
+        assert!(b.range(Bound::Unbounded, Bound::Unbounded, 0).is_empty());
         // replaced entries are not double-charged
         assert_eq!(
             b.bytes(),

@@ -61,6 +61,8 @@ pub enum Source {
     Memory(std::vec::IntoIter<Entry>),
     /// A run on disk.
     Run(RunIter),
+    /// Entries produced on demand, in key order (a scan paging through a live buffer).
+    Lazy(Box<dyn Iterator<Item = Entry> + Send>),
 }
 
 impl Source {
@@ -68,6 +70,7 @@ impl Source {
         match self {
             Source::Memory(it) => Ok(it.next()),
             Source::Run(r) => r.next_entry(),
+            Source::Lazy(it) => Ok(it.next()),
         }
     }
 }
