@@ -17,11 +17,11 @@
 //! suffix sums of logarithms (stable when α is tiny or exactly 1).
 
 use crate::bloom::{self, RunGroup};
-use crate::keys::{coupon_collector, writes_to_fill, KeyPart, KeySpace};
+use crate::keys::{coupon_collector, harmonic, writes_to_fill, KeyPart, KeySpace};
 use crate::layout::{self, DataShape};
 use crate::quirks::ReferenceQuirks;
 use crate::{weigh, IoCost, IoModel, ModelError, PerOp};
-use cosine_design::{Design, DesignClass, LogKind, Workload};
+use cosine_design::{Design, DesignClass, KeyDistribution, LogKind, Workload};
 
 /// Empirical constants of the authors' code, kept as named calibration constants (MODEL.md §9.5).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,6 +91,10 @@ struct Tree {
     runs: Vec<f64>,
     /// entries per run (0 for internal cold levels)
     run_entries: Vec<f64>,
+    /// entries per run that decide α (what a lookup finds there): the steady state's average fill
+    alpha_entries: Vec<f64>,
+    /// extra I/Os of probing a run of the level: 1 where its fences are on disk (fixed model), else 0
+    index_cost: Vec<f64>,
     /// FPR per level (1 where there is no filter)
     fpr: Vec<f64>,
     /// R
@@ -175,12 +179,22 @@ fn build_tree(
         runs[i as usize] = if hot { k } else { z };
         run_entries[i as usize] = if hot {
             eb * t.powi(i as i32) / k
-        } else if i < l {
+        } else if i < l && quirks.cold_levels_hold_no_data {
             0.0 // internal cold level (B-tree internal nodes) or the data-less last hot level, as the code models it
         } else {
             eb * t.powi(i as i32) / z
         };
     }
+    let index_cost: Vec<f64> = (0..=l)
+        .map(|i| {
+            if i > h && !quirks.cold_levels_hold_no_data {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let alpha_entries = run_entries.clone();
     let mut fpr = vec![1.0; l as usize + 1];
     let fpr_sum;
     if h == 0 || filter_bytes <= 0.0 {
@@ -229,6 +243,8 @@ fn build_tree(
             y,
             runs,
             run_entries,
+            alpha_entries,
+            index_cost,
             fpr,
             fpr_sum,
         },
@@ -237,13 +253,67 @@ fn build_tree(
     )
 }
 
+/// Whether the workload writes at all (inserts, updates or read-modify-writes).
+fn writes(w: &Workload) -> bool {
+    w.mix.insert + w.mix.blind_update + w.mix.rmw > 0.0
+}
+
+/// The steady state a lookup meets: the buffer fills from empty between flushes, and each level above the
+/// last from empty between merges into the next, so on average each holds half its capacity; a workload that
+/// never writes finds the buffer empty (whatever the load left there has been flushed) and the last level
+/// holding every key.
+fn steady_state(tree: &mut Tree, writes: bool, effective_entries: f64) {
+    let l = tree.l as usize;
+    tree.alpha_entries[0] = if writes { tree.eb / 2.0 } else { 0.0 };
+    for i in 1..l {
+        tree.alpha_entries[i] = tree.run_entries[i] / 2.0;
+    }
+    if l >= 1 {
+        tree.alpha_entries[l] = tree.run_entries[l].min(effective_entries / tree.runs[l].max(1.0));
+    }
+}
+
+/// σ_l under YCSB's "latest": the key of recency rank r (1 = newest insert) is read with probability
+/// r^{−θ}/H(N, θ); the newest keys sit in the buffer, the next ones in level 1 (half its capacity on average),
+/// and so on down to the last level. A key found in level i has cost every run above it a filter false
+/// positive (or a block, without filters), about half the runs of its own level, and its own block.
+fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
+    let l = tree.l as usize;
+    let total = harmonic(entries, theta);
+    if total <= 0.0 || l == 0 {
+        return 0.0;
+    }
+    let mut lo = tree.alpha_entries[0];
+    let mut above = 0.0; // false-positive cost of every run above the current level
+    let mut cost = 0.0;
+    for i in 1..=l {
+        let probe = tree.fpr[i] + tree.index_cost[i];
+        let hi = if i == l {
+            entries
+        } else {
+            (lo + tree.alpha_entries[i] * tree.runs[i]).min(entries)
+        };
+        let mass = (harmonic(hi, theta) - harmonic(lo, theta)) / total;
+        if mass > 0.0 {
+            let own = (tree.runs[i] - 1.0) / 2.0 * probe + 1.0 + tree.index_cost[i];
+            cost += mass * (above + own);
+        }
+        above += tree.runs[i] * probe;
+        lo = hi;
+        if lo >= entries {
+            break;
+        }
+    }
+    cost
+}
+
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
 /// Returns None when such a key can never exist (q = 0).
 fn lookup_cost(tree: &Tree, part: &KeyPart) -> Option<f64> {
     let l = tree.l as usize;
     // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1.
     let la: Vec<f64> = (0..=l)
-        .map(|i| (-KeySpace::alpha(part, tree.run_entries[i])).ln_1p())
+        .map(|i| (-KeySpace::alpha(part, tree.alpha_entries[i])).ln_1p())
         .collect();
     // prefix[i] = Σ_{h=1}^{i−1} runs_h ln ā_h ; suffix[i] = Σ_{h=i+1}^{L} runs_h ln ā_h
     let mut prefix = vec![0.0; l + 2];
@@ -261,7 +331,13 @@ fn lookup_cost(tree: &Tree, part: &KeyPart) -> Option<f64> {
     }
     let mut cost = (la[0]).exp() * -disk.exp_m1() / q; // C_0
     for i in 1..=l {
-        let p = tree.fpr[i];
+        let idx = tree.index_cost[i];
+        if idx > 0.0 {
+            // the run that holds the key is reached through its on-disk index block too
+            let reach = (la[0] + prefix[i]).exp();
+            cost += idx * reach * -scaled(tree.runs[i], la[i]).exp_m1() / q;
+        }
+        let p = tree.fpr[i] + idx;
         if p == 0.0 {
             continue;
         }
@@ -366,10 +442,19 @@ impl DistributionAware {
         let mut insert = 0.0;
         let mut weight = 0.0;
         for part in &parts {
+            // fixed model: the buffer is half full on average, and empty for a workload without writes
+            let eb0 = if q.full_buffer {
+                eb
+            } else if writes(workload) {
+                eb / 2.0
+            } else {
+                0.0
+            };
             let (a0, a1) = match design.log {
-                LogKind::AppendOnly => {
-                    (KeySpace::alpha(part, eb), KeySpace::alpha(part, eb * t / k))
-                }
+                LogKind::AppendOnly => (
+                    KeySpace::alpha(part, eb0),
+                    KeySpace::alpha(part, eb * t / k),
+                ),
                 LogKind::Hybrid => {
                     let mutable = KeySpace::alpha(part, 0.9 * eb);
                     let read_only = KeySpace::alpha(part, 0.1 * eb);
@@ -391,6 +476,8 @@ impl DistributionAware {
                 on_disk / exists
             };
             let (l_cost, p_cost) = match design.log {
+                // our engine: the in-memory hash index points at the one block to read; a write is appended
+                LogKind::AppendOnly if !q.lsh_calibrated => (cond, 1.0 / b),
                 LogKind::AppendOnly => (
                     self.calibration.lsh_lookup_scale * cond,
                     self.calibration.lsh_insert_scale * on_disk / exists,
@@ -405,17 +492,38 @@ impl DistributionAware {
             lookup /= weight;
         }
         let s = workload.scan_length as f64;
-        let per_op = PerOp {
-            lookup,
-            // [R] a miss follows its hash bucket's chain to the log once: the index covers N/8 keys
-            empty_lookup: 1.0,
-            insert,
-            blind_update: lookup + 1.0 / b,
-            rmw: lookup + 1.0 / b,
-            long_scan: s,
-            short_scan: s,
+        let per_op = if q.lsh_calibrated {
+            PerOp {
+                lookup,
+                // [R] a miss follows its hash bucket's chain to the log once: the index covers N/8 keys
+                empty_lookup: 1.0,
+                insert,
+                blind_update: lookup + 1.0 / b,
+                rmw: lookup + 1.0 / b,
+                long_scan: s,
+                short_scan: s,
+            }
+        } else {
+            // the log's runs are sorted files under a hash index: a scan seeks into each (index block and
+            // data block: the hash index cannot seek by key order) and reads s/B blocks in all
+            let runs = k.min((shape.entries / eb).ceil()).max(1.0);
+            PerOp {
+                lookup,
+                empty_lookup: 0.0,
+                insert,
+                blind_update: 1.0 / b,
+                rmw: lookup + 1.0 / b,
+                long_scan: 2.0 * runs + s / b,
+                short_scan: 2.0 * runs,
+            }
         };
-        IoCost::lsh(design, workload, per_op)
+        let mut cost = IoCost::lsh(design, workload, per_op);
+        if !q.lsh_calibrated {
+            cost.scan = per_op.long_scan;
+            cost.per_operation = weigh(workload, &per_op, cost.scan);
+            cost.total = cost.per_operation * workload.operations as f64;
+        }
+        cost
     }
 }
 
@@ -467,7 +575,10 @@ impl DistributionAware {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let btree_hint = design.filter_bytes == 0;
-        let (tree, filter_bytes, fence_bytes) = build_tree(design, &shape, q, btree_hint);
+        let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &shape, q, btree_hint);
+        if !q.full_buffer {
+            steady_state(&mut tree, writes(workload), shape.effective_entries);
+        }
         let class = DesignClass::classify(
             filter_bytes.round() as u64,
             tree.y,
@@ -480,11 +591,14 @@ impl DistributionAware {
         let empty_lookup = if l == 0 {
             0.0
         } else {
-            tree.fpr_sum + y as f64 * z
+            // a cold run costs its data block (no filter) plus, in the fixed model, its index block
+            tree.fpr_sum + y as f64 * z * (1.0 + tree.index_cost[l as usize])
         };
 
         let mut lookup = 0.0;
-        if l > 0 {
+        if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
+            lookup = latest_lookup(&tree, *theta, shape.entries);
+        } else if l > 0 {
             for part in &parts {
                 if part.get <= 0.0 {
                     continue;
@@ -513,6 +627,16 @@ impl DistributionAware {
         };
         let long_scan = if l == 0 {
             0.0
+        } else if !q.scan_full_levels {
+            // each run yields its share of the s keys: one seek (plus its index block when cold), then
+            // sequential blocks
+            (1..=l)
+                .map(|i| {
+                    let i = i as usize;
+                    tree.runs[i] * (1.0 + tree.index_cost[i])
+                        + s * layout::data_share(i as u32, l, t) / b
+                })
+                .sum()
         } else if is_btree_scan {
             if q.btree_discount {
                 l as f64 - 1.0 + s / b
@@ -538,12 +662,23 @@ impl DistributionAware {
         } else {
             k * h.saturating_sub(1) as f64 + z * (y as f64 + 1.0)
         };
-        let long_scan = if q.scan_without_seeks || is_btree_scan || l == 0 {
+        let short_scan = if q.scan_full_levels || l == 0 {
+            short_scan
+        } else {
+            (1..=l as usize)
+                .map(|i| tree.runs[i] * (1.0 + tree.index_cost[i]))
+                .sum()
+        };
+        let long_scan = if !q.scan_full_levels || q.scan_without_seeks || is_btree_scan || l == 0 {
             long_scan
         } else {
             long_scan + short_scan
         };
-        let scan = if s <= b { short_scan } else { long_scan };
+        let scan = if s <= b && q.scan_full_levels {
+            short_scan
+        } else {
+            long_scan
+        };
         let per_op = PerOp {
             lookup,
             empty_lookup,
@@ -725,8 +860,26 @@ mod tests {
         assert_eq!(c.class, DesignClass::Btree);
         assert!(c.cold_levels >= 1);
         assert_eq!(c.per_op.blind_update, c.per_op.lookup + 1.0 / 256.0);
-        // range scans read s/B leaf blocks plus the internal levels
-        assert!((c.per_op.long_scan - (c.cold_levels as f64 - 1.0 + 1000.0 / 256.0)).abs() < 1e-9);
+        // a range scan seeks into every level (its index block, then data: one run each) and reads s/B blocks
+        let expected = c.levels as f64 + c.cold_levels as f64 + 1000.0 / 256.0;
+        assert!(
+            (c.per_op.long_scan - expected).abs() < 1e-9,
+            "{}",
+            c.per_op.long_scan
+        );
+        // the reference layout: internal levels hold no data, and the leaves are read from the last level only
+        let q = ReferenceQuirks {
+            scan_full_levels: true,
+            cold_levels_hold_no_data: true,
+            ..ReferenceQuirks::NONE
+        };
+        let r = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &workload(all_ops()))
+        .unwrap();
+        assert!((r.per_op.long_scan - (r.cold_levels as f64 - 1.0 + 1000.0 / 256.0)).abs() < 1e-9);
     }
 
     #[test]
@@ -745,7 +898,23 @@ mod tests {
             "{}",
             c.per_op.lookup
         );
-        assert_eq!(c.per_op.long_scan, 1000.0);
+        // the log's runs (N/M_B of them here, fewer than K) are each sought through the hash index
+        let runs = (N as f64 * 128.0 / (512u64 << 20) as f64).ceil();
+        let b = (4096.0f64 / 128.0).floor();
+        assert!(
+            (c.per_op.long_scan - (2.0 * runs + 1000.0 / b)).abs() < 1e-9,
+            "{}",
+            c.per_op.long_scan
+        );
+        // the reference code's FASTER: one I/O per scanned entry
+        assert_eq!(
+            DistributionAware::reference()
+                .evaluate(&d, &w)
+                .unwrap()
+                .per_op
+                .long_scan,
+            1000.0
+        );
         // with a sparse key universe, the reference code's unconditioned lookup all but vanishes
         let mut sparse = w.clone();
         sparse.reads = KeyDistribution::Uniform {
@@ -783,6 +952,91 @@ mod tests {
     }
 
     #[test]
+    fn a_workload_without_writes_finds_the_buffer_empty() {
+        // zipfian reads: with zipfian updates the hot keys sit in the buffer and level 1; without writes the
+        // data is where the load put it, so a lookup costs about one block on a filtered leveled tree
+        let d = lsm(10, 1, 1, 10.0);
+        let zipf = KeyDistribution::Zipfian {
+            theta: 0.99,
+            universe: Some(N),
+        };
+        let mut ro = workload(OperationMix {
+            lookup: 1.0,
+            ..Default::default()
+        });
+        ro.reads = zipf.clone();
+        ro.writes = KeyDistribution::Uniform { universe: Some(N) };
+        let mut rw = workload(OperationMix {
+            lookup: 0.5,
+            blind_update: 0.5,
+            ..Default::default()
+        });
+        rw.reads = zipf.clone();
+        rw.writes = zipf;
+        let (a, b) = (eval(&d, &ro).per_op.lookup, eval(&d, &rw).per_op.lookup);
+        assert!(a > 0.99 && a < 1.05, "read-only {a}");
+        assert!(b < a, "updated hot keys are found higher up: {b} vs {a}");
+        // the reference code takes the buffer full of hot keys either way
+        let r = DistributionAware::reference()
+            .evaluate(&d, &ro)
+            .unwrap()
+            .per_op
+            .lookup;
+        assert!(r < a, "{r} vs {a}");
+    }
+
+    #[test]
+    fn latest_reads_find_recent_inserts_high_up() {
+        let mut w = workload(OperationMix {
+            lookup: 0.95,
+            insert: 0.05,
+            ..Default::default()
+        });
+        w.reads = KeyDistribution::Latest { theta: 0.99 };
+        let d = lsm(10, 1, 1, 10.0);
+        let latest = eval(&d, &w).per_op.lookup;
+        let mut uniform = w.clone();
+        uniform.reads = KeyDistribution::Uniform { universe: Some(N) };
+        let u = eval(&d, &uniform).per_op.lookup;
+        // about a third of Zipf(0.99) mass over 1e8 ranks falls on the 2.6e5 newest (half of a 64 MiB buffer)
+        assert!(latest < 0.8 * u, "latest {latest} vs uniform {u}");
+        let q = ReferenceQuirks {
+            latest_as_zipfian: true,
+            ..ReferenceQuirks::NONE
+        };
+        let as_zipf = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap();
+        assert!((as_zipf.per_op.lookup - latest).abs() > 0.05);
+    }
+
+    #[test]
+    fn cold_runs_cost_an_index_block_per_probe() {
+        let mut d = lsm(10, 1, 1, 10.0);
+        d.fence_bytes /= 20;
+        let w = workload(all_ops());
+        let fixed = eval(&d, &w);
+        assert!(fixed.cold_levels >= 1);
+        let q = ReferenceQuirks {
+            cold_levels_hold_no_data: true,
+            ..ReferenceQuirks::NONE
+        };
+        let reference = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap();
+        // a miss pays data + index per cold run instead of one I/O
+        let y = fixed.cold_levels as f64;
+        assert!((fixed.per_op.empty_lookup - reference.per_op.empty_lookup - y).abs() < 1e-9);
+        assert!(fixed.per_op.lookup > reference.per_op.lookup);
+    }
+
+    #[test]
     fn integer_exponent_quirk_changes_r() {
         let w = workload(all_ops());
         let d = lsm(5, 3, 2, 6.0);
@@ -814,10 +1068,21 @@ mod tests {
     fn scan_double_count_quirk() {
         let w = workload(all_ops());
         let d = lsm(10, 1, 1, 10.0);
-        let fixed = eval(&d, &w).per_op.long_scan;
+        let full = ReferenceQuirks {
+            scan_full_levels: true,
+            ..ReferenceQuirks::NONE
+        };
+        let fixed = DistributionAware {
+            quirks: full,
+            ..Default::default()
+        }
+        .evaluate(&d, &w)
+        .unwrap()
+        .per_op
+        .long_scan;
         let q = ReferenceQuirks {
             scan_double_count: true,
-            ..ReferenceQuirks::NONE
+            ..full
         };
         let quirky = DistributionAware {
             quirks: q,

@@ -306,9 +306,12 @@ impl KeySpace {
 }
 
 /// Coupon collector: expected uniform draws from `u` items to collect `n` distinct ones, u·ln(u/(u−n+1));
-/// −1 when n > u and 1 when n = 1, as the authors' code defines it.
+/// −1 when n > u and 1 when n = 1, as the authors' code defines it; n when u is infinite (fresh keys).
 pub fn coupon_collector(u: f64, n: f64) -> f64 {
-    if n > u {
+    if u.is_infinite() {
+        // every write is a new key (inserts)
+        n.max(1.0)
+    } else if n > u {
         -1.0
     } else if n <= 1.0 {
         1.0

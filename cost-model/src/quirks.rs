@@ -32,6 +32,24 @@ pub struct ReferenceQuirks {
     pub skew_shrinks_entries: bool,
     /// LSH lookups are not conditioned on the key existing, and under skew only the special keys are evaluated.
     pub lsh_unconditioned: bool,
+    /// The buffer and every level above the last are taken full of the workload's recent writes, even for a
+    /// workload that writes nothing. Fixed: they are half full on average (they fill from empty between
+    /// flushes and merges), and the buffer is empty when the workload does not write.
+    pub full_buffer: bool,
+    /// Cold levels above the last, and the last hot level when Y ≥ 1, hold no data (B-tree internal nodes),
+    /// and a probe of a cold run costs the data block only. Fixed: every level holds data (our engine's
+    /// layout) and a cold run's probe first reads one on-disk index block.
+    pub cold_levels_hold_no_data: bool,
+    /// Long scans sum full level capacities (2·s/N·Σ capacity / B). Fixed: each run yields its share of the
+    /// scanned keys, s·n_r/N, from one seek (plus an index block when the run is cold).
+    pub scan_full_levels: bool,
+    /// LSH costs with the code's FASTER constants: lookups × 1.8, inserts × 1.5 of a lookup, a miss costs
+    /// one I/O and a scan one I/O per entry. Fixed: our engine's hash-indexed log runs: a lookup reads one
+    /// block, a miss none, a write 1/B, and a scan seeks into every run (index block + data) plus s/B.
+    pub lsh_calibrated: bool,
+    /// "Latest" reads are binned like a scrambled Zipfian over the key space. Fixed: the r-th newest key
+    /// is read with Zipf probability and lies where recency puts it (the buffer, then each level in turn).
+    pub latest_as_zipfian: bool,
 }
 
 impl ReferenceQuirks {
@@ -48,6 +66,11 @@ impl ReferenceQuirks {
         btree_discount: false,
         skew_shrinks_entries: false,
         lsh_unconditioned: false,
+        full_buffer: false,
+        cold_levels_hold_no_data: false,
+        scan_full_levels: false,
+        lsh_calibrated: false,
+        latest_as_zipfian: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -62,6 +85,11 @@ impl ReferenceQuirks {
         btree_discount: true,
         skew_shrinks_entries: true,
         lsh_unconditioned: true,
+        full_buffer: true,
+        cold_levels_hold_no_data: true,
+        scan_full_levels: true,
+        lsh_calibrated: true,
+        latest_as_zipfian: true,
     };
 
     /// ln 2 as the reference code computes it when `approximate_ln2` is set.

@@ -19,6 +19,7 @@ pub mod template;
 pub mod wal;
 
 pub use cosine_design::{Design, DesignClass};
+pub use cosine_levels::thread_read_blocks;
 pub use engine::{Engine, Options};
 pub use error::{Error, Result};
 pub use stats::{LevelStats, MemoryStats, Stats};

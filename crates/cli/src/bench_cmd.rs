@@ -94,6 +94,8 @@ struct Run {
     run: PhaseReport,
     stats: cosine_engine::Stats,
     rss: Option<u64>,
+    /// Flush and compaction I/Os per operation over the warm-up and the run.
+    background_per_op: Option<f64>,
 }
 
 fn run_bench(
@@ -103,17 +105,37 @@ fn run_bench(
     sync: SyncMode,
     dir: &std::path::Path,
     seed: u64,
+    warm_up: u64,
 ) -> Result<Run> {
     let engine = Arc::new(Engine::open_with(dir, design, Options { sync })?);
     let store = CosineStore(engine.clone());
     let load = run_phase(&store, w, threads, true, seed, None);
     store.settle().map_err(|e| anyhow!(e))?;
-    let run = run_phase(&store, w, threads, false, seed + 1, None);
+    let before = store.io();
+    let mut measured = w.clone();
+    if warm_up > 0 {
+        // the same mix and key distribution, unmeasured, so that the buffer and the upper levels hold what
+        // the workload itself writes (the model's steady state) rather than the tail of the load
+        let mut warm = w.clone();
+        warm.operation_count = warm_up;
+        measured.inserted_before =
+            run_phase(&store, &warm, threads, false, seed + 2, None).inserted;
+    }
+    let run = run_phase(&store, &measured, threads, false, seed + 1, None);
+    // flush and compaction I/O over the warm-up and the run together: a longer window than the run alone,
+    // so that the rare merges into the last level are sampled fairly
+    let background_per_op = match (before, store.io()) {
+        (Some(a), Some(b)) => {
+            Some((b.background - a.background) as f64 / (warm_up + w.operation_count).max(1) as f64)
+        }
+        _ => None,
+    };
     store.settle().map_err(|e| anyhow!(e))?;
     let stats = engine.stats();
     Ok(Run {
         load,
         run,
+        background_per_op,
         stats,
         rss: cosine_ycsb::resident_bytes(),
     })
@@ -146,7 +168,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             tmp.clone()
         }
     };
-    let r = run_bench(&design, &w, a.threads, sync, &dir, a.seed)?;
+    let r = run_bench(&design, &w, a.threads, sync, &dir, a.seed, 0)?;
     if a.data.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -156,6 +178,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "load": r.load, "run": r.run,
             "write_amplification": r.stats.write_amplification, "space_amplification": r.stats.space_amplification,
             "disk_bytes": r.stats.disk_bytes, "resident_bytes": r.rss,
+            "levels": r.stats.levels.iter().map(level_json).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -175,8 +198,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         r.run.throughput, r.run.seconds, r.run.errors
     );
     for (name, o) in &r.run.ops {
+        let reads = o
+            .read_ios
+            .map_or(String::new(), |r| format!("   {r:.3} block reads/op"));
         println!(
-            "  {name:<7} {:>9} ops   p50 {:>7.0} µs   p95 {:>7.0} µs   p99 {:>7.0} µs",
+            "  {name:<7} {:>9} ops   p50 {:>7.0} µs   p95 {:>7.0} µs   p99 {:>7.0} µs{reads}",
             o.count, o.p50_us, o.p95_us, o.p99_us
         );
     }
@@ -185,11 +211,36 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         r.run.read_ios_per_op.unwrap_or(0.0),
         r.run.background_ios_per_op.unwrap_or(0.0)
     );
+    println!("level  runs  files      MiB    entries  fences   block reads  index reads  filter probes  false pos.");
+    for l in &r.stats.levels {
+        println!(
+            "{:>5} {:>5} {:>6} {:>8.1} {:>10} {:>7} {:>13} {:>12} {:>14} {:>11}",
+            l.level,
+            l.runs,
+            l.files,
+            l.bytes as f64 / (1u64 << 20) as f64,
+            l.entries,
+            if l.hot { "memory" } else { "disk" },
+            l.io.block_reads,
+            l.io.index_reads,
+            l.io.filter_probes,
+            l.io.false_positives
+        );
+    }
     println!(
         "write amplification {:.2}, space amplification {:.2}, {} bytes on disk, resident memory {} MiB",
         r.stats.write_amplification, r.stats.space_amplification, r.stats.disk_bytes, r.rss.unwrap_or(0) >> 20
     );
     Ok(())
+}
+
+fn level_json(l: &cosine_engine::LevelStats) -> serde_json::Value {
+    serde_json::json!({
+        "level": l.level, "runs": l.runs, "files": l.files, "bytes": l.bytes, "entries": l.entries, "hot": l.hot,
+        "block_reads": l.io.block_reads, "index_reads": l.io.index_reads, "block_writes": l.io.block_writes,
+        "filter_probes": l.io.filter_probes, "filter_negatives": l.io.filter_negatives,
+        "false_positives": l.io.false_positives, "compaction_reads": l.io.compaction_reads,
+    })
 }
 
 /// The four design classes at test scale, for calibration and validation.
@@ -242,6 +293,9 @@ pub struct ValidateArgs {
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
+    /// Also draw the accuracy per workload and class as an SVG bar chart.
+    #[arg(long)]
+    plot: Option<String>,
 }
 
 /// Runs `cosine validate`: predicted against measured I/Os per operation, per design class and workload.
@@ -270,25 +324,93 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 std::process::id(),
                 w.name
             ));
-            let r = run_bench(&design, w, 1, SyncMode::Never, &dir, 11)?;
+            let writes = w.update + w.insert + w.read_modify_write;
+            // warm up until the workload's own writes have filled the buffer T + 1 times: the buffer and level
+            // 1 then hold what the workload writes (the model's steady state), and the flush and compaction
+            // I/O, counted over warm-up and run, spans a merge into level 2
+            let entry = (w.value_bytes() + 23) as f64;
+            let fills = (design.size_ratio as f64 + 1.0).min(20.0);
+            let warm_up = if writes > 0.0 {
+                ((fills * design.buffer_bytes as f64 / entry / writes).ceil() as u64)
+                    .clamp(a.ops, 25 * a.ops)
+            } else {
+                0
+            };
+            let r = run_bench(&design, w, 1, SyncMode::Never, &dir, 11, warm_up)?;
             let _ = std::fs::remove_dir_all(&dir);
-            let measured =
-                r.run.read_ios_per_op.unwrap_or(0.0) + r.run.background_ios_per_op.unwrap_or(0.0);
+            let background = r.background_per_op.unwrap_or(0.0);
+            let measured = r.run.read_ios_per_op.unwrap_or(0.0) + background;
             let mut model_w = w.to_model();
-            model_w.entries = w.record_count + (w.operation_count as f64 * w.insert) as u64;
-            let predicted = DistributionAware::new()
-                .evaluate(&design, &model_w)
-                .map(|c| c.per_operation)
-                .unwrap_or(f64::NAN);
+            model_w.entries =
+                w.record_count + r.run.inserted / 2 + (warm_up as f64 * w.insert) as u64;
+            let cost = DistributionAware::new().evaluate(&design, &model_w).ok();
+            let predicted = cost.as_ref().map_or(f64::NAN, |c| c.per_operation);
             let accuracy = if measured > 0.0 {
                 1.0 - (predicted - measured).abs() / measured
             } else {
                 f64::NAN
             };
+            // the same comparison per operation type: read-path blocks of reads and scans, and the flush and
+            // compaction I/O per write
+            let op_reads = |name: &str| {
+                r.run
+                    .ops
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .and_then(|(_, o)| o.read_ios)
+            };
+            let write_ops = r
+                .run
+                .ops
+                .iter()
+                .filter(|(n, _)| n == "update" || n == "insert" || n == "rmw")
+                .map(|(_, o)| o.count)
+                .sum::<u64>();
+            let per_write =
+                (write_ops > 0).then(|| background * r.run.operations as f64 / write_ops as f64);
+            let predicted_write = cost.as_ref().filter(|_| write_ops > 0).map(|c| {
+                let m = &model_w.mix;
+                let wsum = m.insert + m.blind_update + m.rmw;
+                (m.insert * c.per_op.insert + (m.blind_update + m.rmw) * c.per_op.blind_update)
+                    / wsum
+            });
             rows.push(serde_json::json!({
                 "class": class.to_string(), "workload": w.name, "predicted": predicted, "measured": measured,
-                "accuracy": accuracy, "overestimated": predicted >= measured,
+                "accuracy": accuracy, "overestimated": predicted >= measured, "warm_up_ops": warm_up,
+                "lookup": {"predicted": cost.as_ref().filter(|_| op_reads("read").is_some()).map(|c| c.per_op.lookup), "measured": op_reads("read")},
+                "scan": {"predicted": cost.as_ref().filter(|_| op_reads("scan").is_some()).map(|c| c.scan), "measured": op_reads("scan")},
+                "write": {"predicted": predicted_write, "measured": per_write},
             }));
+        }
+    }
+    if let Some(plot) = &a.plot {
+        let names: Vec<String> = workloads.iter().map(|w| w.name.clone()).collect();
+        let series: Vec<(String, Vec<f64>)> = class_designs(a.memory)
+            .iter()
+            .map(|(c, _)| {
+                let c = c.to_string();
+                let values = names
+                    .iter()
+                    .map(|n| {
+                        rows.iter()
+                            .find(|r| r["class"] == c.as_str() && r["workload"] == n.as_str())
+                            .and_then(|r| r["accuracy"].as_f64())
+                            .map_or(f64::NAN, |x| 100.0 * x.max(0.0))
+                    })
+                    .collect();
+                (c, values)
+            })
+            .collect();
+        crate::plot::write_bars(
+            plot,
+            "model accuracy against the engine: 1 − |predicted − measured| / measured",
+            "accuracy (%)",
+            &names,
+            &series,
+            0.0..110.0,
+        )?;
+        if !a.json {
+            println!("wrote {plot}");
         }
     }
     if a.json {
@@ -302,14 +424,25 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
     }
     println!("I/Os per operation, model against engine ({} records, {} operations, {} bytes of engine memory)", a.records, a.ops, a.memory);
     println!(
-        "{:<7} {:<20} {:>10} {:>10} {:>9}  over-estimated",
-        "class", "workload", "predicted", "measured", "accuracy"
+        "{:<7} {:<20} {:>10} {:>10} {:>9}  over-est.  {:>15} {:>15} {:>15}",
+        "class",
+        "workload",
+        "predicted",
+        "measured",
+        "accuracy",
+        "lookup p/m",
+        "scan p/m",
+        "write p/m"
     );
     let mut by_class: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for r in &rows {
         let acc = r["accuracy"].as_f64().unwrap_or(f64::NAN);
+        let pm = |k: &str| match (r[k]["predicted"].as_f64(), r[k]["measured"].as_f64()) {
+            (Some(p), Some(m)) => format!("{p:.2}/{m:.2}"),
+            _ => "-".to_string(),
+        };
         println!(
-            "{:<7} {:<20} {:>10.3} {:>10.3} {:>8.1}%  {}",
+            "{:<7} {:<20} {:>10.3} {:>10.3} {:>8.1}%  {:<9}  {:>15} {:>15} {:>15}",
             r["class"].as_str().unwrap_or(""),
             r["workload"].as_str().unwrap_or(""),
             r["predicted"].as_f64().unwrap_or(f64::NAN),
@@ -319,7 +452,10 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 "yes"
             } else {
                 "no"
-            }
+            },
+            pm("lookup"),
+            pm("scan"),
+            pm("write"),
         );
         if acc.is_finite() {
             by_class
@@ -355,6 +491,9 @@ pub struct CalibrateArgs {
     /// Operations per measurement (overrides the quick/full default).
     #[arg(long)]
     ops: Option<u64>,
+    /// Also draw the φ table as an SVG bar chart.
+    #[arg(long)]
+    plot: Option<String>,
 }
 
 /// Runs Algorithm 1: per class and operation type, time the same operations on 1..η threads, invert Eq. 2.
@@ -449,6 +588,29 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     );
     std::fs::write(&a.out, serde_json::to_string_pretty(&lib)? + "\n")
         .with_context(|| format!("writing {}", a.out))?;
+    if let Some(plot) = &a.plot {
+        let ops = ["lookup", "insert", "blind_update", "rmw", "range"];
+        let series: Vec<(String, Vec<f64>)> = ["lsm", "btree", "lsh", "hybrid"]
+            .iter()
+            .filter_map(|c| {
+                lib.entries.get(*c).map(|e| {
+                    (
+                        c.to_string(),
+                        vec![e.lookup, e.insert, e.blind_update, e.rmw, e.range],
+                    )
+                })
+            })
+            .collect();
+        crate::plot::write_bars(
+            plot,
+            &format!("φ per operation type ({eta} cores)"),
+            "φ (Amdahl parallel fraction)",
+            &ops.map(String::from),
+            &series,
+            0.0..1.0,
+        )?;
+        println!("wrote {plot}");
+    }
     println!(
         "wrote {} in {:.1} s",
         a.out,

@@ -98,3 +98,83 @@ pub fn write_svg(path: &str, r: &SearchResult, title: &str, budget: f64) -> Resu
     root.present().map_err(|e| anyhow!("plot: {e}"))?;
     Ok(())
 }
+
+/// Writes a grouped bar chart as SVG: one group per category (x), one bar per series in each group
+/// (`cosine validate --plot`: accuracy per workload and class; `cosine calibrate --plot`: φ per operation
+/// and class). Missing values are NaN and leave a gap.
+pub fn write_bars(
+    path: &str,
+    title: &str,
+    y_desc: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+    y_range: std::ops::Range<f64>,
+) -> Result<()> {
+    if categories.is_empty() || series.is_empty() {
+        return Err(anyhow!("nothing to plot"));
+    }
+    let err = |e: &dyn std::fmt::Display| anyhow!("plot {path}: {e}");
+    let root = SVGBackend::new(path, (960, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let n = categories.len();
+    let labels = categories.to_vec();
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..n as f64, y_range.clone())
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - i as f64 - 0.5).abs() < 1e-6 && i < labels.len() {
+                labels[i].clone()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc(y_desc)
+        .draw()
+        .map_err(|e| err(&e))?;
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+    ];
+    let width = 0.8 / series.len() as f64;
+    for (s, (name, values)) in series.iter().enumerate() {
+        let color = colors[s % colors.len()];
+        let bars = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(|(g, v)| {
+                let x0 = g as f64 + 0.1 + s as f64 * width;
+                let v = v.clamp(y_range.start, y_range.end);
+                Rectangle::new(
+                    [(x0, y_range.start.max(0.0)), (x0 + width * 0.9, v)],
+                    color.filled(),
+                )
+            });
+        chart
+            .draw_series(bars)
+            .map_err(|e| err(&e))?
+            .label(name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}

@@ -14,5 +14,5 @@ pub mod version;
 
 pub use error::{Error, Result};
 pub use runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions};
-pub use stats::{IoStats, LevelSnapshot};
+pub use stats::{thread_read_blocks, IoStats, LevelSnapshot};
 pub use version::{Level, Run, Version};

@@ -612,6 +612,17 @@ impl RunFile {
             let r = self.resident.read();
             (r.fences.clone(), r.filter.clone())
         };
+        // a whole-file filter answers before the (possibly on-disk) index is consulted
+        let whole_filter = matches!(filter.as_deref(), Some(FileFilter::Whole(_)));
+        if whole_filter {
+            if let Some(f) = &filter {
+                IoStats::bump(&counters.filter_probes);
+                if !f.may_contain(key, None) {
+                    IoStats::bump(&counters.filter_negatives);
+                    return Ok(None);
+                }
+            }
+        }
         // find the block: hash index, in-memory fences, or the on-disk index (one I/O)
         let located = if let Some(h) = &self.hash {
             h.locate(key)
@@ -620,7 +631,7 @@ impl RunFile {
         } else {
             match self.top.locate(key) {
                 Locate::IndexBlock(ib) => {
-                    IoStats::bump(&counters.index_reads);
+                    IoStats::bump_read(&counters.index_reads);
                     self.read_index_block(ib)?.locate(key)
                 }
                 other => other,
@@ -630,7 +641,9 @@ impl RunFile {
             Locate::Block(h) => h,
             _ => return Ok(None),
         };
-        let filtered = if let Some(f) = &filter {
+        let filtered = if whole_filter {
+            true
+        } else if let Some(f) = &filter {
             IoStats::bump(&counters.filter_probes);
             if !f.may_contain(key, Some(handle.block as usize)) {
                 IoStats::bump(&counters.filter_negatives);
@@ -640,7 +653,7 @@ impl RunFile {
         } else {
             false
         };
-        IoStats::bump(&counters.block_reads);
+        IoStats::bump_read(&counters.block_reads);
         let block = self.read_block(handle)?;
         match block.binary_search_by(|e| e.0.as_slice().cmp(key)) {
             Ok(i) => {
@@ -740,11 +753,11 @@ impl FileIter {
     fn count(&self, index: bool) {
         if let Some((stats, level, compaction)) = &self.stats {
             let c = stats.level(*level);
-            IoStats::bump(match (index, *compaction) {
-                (_, true) => &c.compaction_reads,
-                (true, false) => &c.index_reads,
-                (false, false) => &c.block_reads,
-            });
+            match (index, *compaction) {
+                (_, true) => IoStats::bump(&c.compaction_reads),
+                (true, false) => IoStats::bump_read(&c.index_reads),
+                (false, false) => IoStats::bump_read(&c.block_reads),
+            }
         }
     }
 

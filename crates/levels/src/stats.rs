@@ -1,6 +1,18 @@
 //! I/O counters, per level: what the engine did, in the units the cost model predicts.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+thread_local! {
+    static THREAD_READS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Read-path blocks (data and index) that lookups and scans on the calling thread have read so far, over
+/// every engine in the process: a harness attributes I/O to each of its operations with it (background
+/// flushes and compactions run on their own threads and are not counted here).
+pub fn thread_read_blocks() -> u64 {
+    THREAD_READS.with(Cell::get)
+}
 
 /// Most levels counted separately; deeper levels share the last slot.
 pub const MAX_LEVELS: usize = 32;
@@ -56,6 +68,12 @@ impl IoStats {
     /// Adds one to a counter.
     pub fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds one to a read-path counter (data or index block of a lookup or scan) and to the thread's count.
+    pub fn bump_read(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+        THREAD_READS.with(|c| c.set(c.get() + 1));
     }
 
     /// A plain copy of every level's counters (levels 1..=n).

@@ -59,6 +59,11 @@ pub trait Store: Send + Sync {
     fn read_modify_write(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
     /// I/O counters so far.
     fn io(&self) -> Option<IoCounters>;
+    /// Read-path blocks the calling thread has read so far, when the engine counts them per thread (lets the
+    /// harness attribute I/Os to each operation type exactly).
+    fn thread_reads(&self) -> Option<u64> {
+        None
+    }
     /// Makes everything durable and waits for background work (between load and run).
     fn settle(&self) -> Result<(), String>;
 }
@@ -113,6 +118,9 @@ impl Store for CosineStore {
             reads: s.block_reads() + s.index_reads(),
             background,
         })
+    }
+    fn thread_reads(&self) -> Option<u64> {
+        Some(cosine_engine::thread_read_blocks())
     }
     fn settle(&self) -> Result<(), String> {
         self.0
@@ -173,6 +181,8 @@ pub struct OpReport {
     pub p95_us: f64,
     /// 99th percentile.
     pub p99_us: f64,
+    /// Read-path blocks (data and index) per operation of this type, when the engine counts them per thread.
+    pub read_ios: Option<f64>,
 }
 
 /// What a phase measured.
@@ -192,6 +202,8 @@ pub struct PhaseReport {
     pub background_ios_per_op: Option<f64>,
     /// Errors returned by the store.
     pub errors: u64,
+    /// Records this phase inserted (a later phase continues after them: `CoreWorkload::inserted_before`).
+    pub inserted: u64,
 }
 
 fn value(rng: &mut StdRng, bytes: usize) -> Vec<u8> {
@@ -215,13 +227,19 @@ pub fn run_phase(
     } else {
         w.operation_count
     };
-    let inserted = AtomicU64::new(if load { 0 } else { w.record_count });
+    let first_insert = if load {
+        0
+    } else {
+        w.record_count + w.inserted_before
+    };
+    let inserted = AtomicU64::new(first_insert);
     let next_load = AtomicU64::new(0);
     let errors = AtomicU64::new(0);
     let chooser = KeyChooser::new(w);
     let io_before = store.io();
     let start = Instant::now();
-    let hists: Vec<Vec<Histogram<u64>>> = std::thread::scope(|s| {
+    let per_thread = store.thread_reads().is_some();
+    let hists: Vec<(Vec<Histogram<u64>>, [u64; 5])> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (inserted, next_load, errors, chooser) =
@@ -234,9 +252,11 @@ pub fn run_phase(
                             Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")
                         })
                         .collect();
+                    let mut reads = [0u64; 5];
                     let my_ops =
                         ops / threads as u64 + u64::from((t as u64) < ops % threads as u64);
                     for _ in 0..my_ops {
+                        let r0 = store.thread_reads();
                         let t0 = Instant::now();
                         let (kind, res) = if load {
                             let n = next_load.fetch_add(1, Ordering::Relaxed);
@@ -296,11 +316,14 @@ pub fn run_phase(
                             errors.fetch_add(1, Ordering::Relaxed);
                         }
                         let _ = h[kind].record((t0.elapsed().as_micros() as u64).max(1));
+                        if let (Some(a), Some(b)) = (r0, store.thread_reads()) {
+                            reads[kind] += b - a;
+                        }
                         if let Some(p) = progress {
                             p.fetch_add(1, Ordering::Relaxed);
                         }
                     }
-                    h
+                    (h, reads)
                 })
             })
             .collect();
@@ -315,10 +338,12 @@ pub fn run_phase(
     for (k, name) in KINDS.iter().enumerate() {
         let mut merged =
             Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
-        for h in &hists {
+        let mut reads = 0u64;
+        for (h, r) in &hists {
             if let Some(x) = h.get(k) {
                 let _ = merged.add(x);
             }
+            reads += r[k];
         }
         if !merged.is_empty() {
             ops_out.push((
@@ -328,6 +353,7 @@ pub fn run_phase(
                     p50_us: merged.value_at_quantile(0.5) as f64,
                     p95_us: merged.value_at_quantile(0.95) as f64,
                     p99_us: merged.value_at_quantile(0.99) as f64,
+                    read_ios: per_thread.then(|| reads as f64 / merged.len() as f64),
                 },
             ));
         }
@@ -344,6 +370,7 @@ pub fn run_phase(
         read_ios_per_op: per(|c| c.reads),
         background_ios_per_op: per(|c| c.background),
         errors: errors.load(Ordering::Relaxed),
+        inserted: inserted.load(Ordering::Relaxed) - first_insert,
     }
 }
 

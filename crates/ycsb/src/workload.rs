@@ -58,6 +58,9 @@ pub struct CoreWorkload {
     pub max_scan_length: u64,
     /// Keys are "user" + hash(n) (YCSB's default `insertorder=hashed`) rather than "user" + n.
     pub hashed_keys: bool,
+    /// Records that earlier run phases on the same store inserted after the load (a warm-up): this run's
+    /// inserts continue after them and its requests may target them. Not a YCSB property; 0 by default.
+    pub inserted_before: u64,
 }
 
 impl CoreWorkload {
@@ -78,6 +81,7 @@ impl CoreWorkload {
             zipfian_constant: 0.99,
             max_scan_length: 1000,
             hashed_keys: true,
+            inserted_before: 0,
         }
     }
 
@@ -252,10 +256,16 @@ impl CoreWorkload {
             },
             scan_length: (self.max_scan_length / 2).max(1),
             reads: dist.clone(),
-            writes: if self.insert > 0.0 {
+            // updates follow the request distribution; inserts add new keys; without updates the data's
+            // layout is the load's, which inserted every record once
+            writes: if self.update + self.read_modify_write > 0.0 {
+                dist
+            } else if self.insert > 0.0 {
                 KeyDistribution::uniform()
             } else {
-                dist
+                KeyDistribution::Uniform {
+                    universe: Some(self.record_count),
+                }
             },
             entries: self.record_count,
             key_bytes: 23,
