@@ -540,7 +540,12 @@ pub fn data_shape(
         entries: n,
         effective_entries: keys.effective_entries(n, quirks.skew_shrinks_entries),
         entry_bytes: e,
-        key_bytes: workload.key_bytes as f64,
+        key_bytes: workload.key_bytes as f64
+            + if quirks.fence_is_key_only {
+                0.0
+            } else {
+                layout::FENCE_POINTER_BYTES
+            },
         entries_per_block: (design.block_bytes as f64 / e).floor().max(1.0),
     }
 }
@@ -735,7 +740,7 @@ mod tests {
 
     /// A leveled/tiered LSM with fences for every block and `bits` filter bits per key.
     fn lsm(t: u64, k: u64, z: u64, bits: f64) -> Design {
-        let mut d = Design::rocksdb_like(64 << 20, (bits * N as f64 / 8.0) as u64, N * 16 / 32);
+        let mut d = Design::rocksdb_like(64 << 20, (bits * N as f64 / 8.0) as u64, N * 36 / 32);
         d.size_ratio = t;
         d.hot_runs = k;
         d.cold_runs = z;
@@ -959,6 +964,7 @@ mod tests {
         let zipf = KeyDistribution::Zipfian {
             theta: 0.99,
             universe: Some(N),
+            items: None,
         };
         let mut ro = workload(OperationMix {
             lookup: 1.0,
@@ -1034,6 +1040,24 @@ mod tests {
         let y = fixed.cold_levels as f64;
         assert!((fixed.per_op.empty_lookup - reference.per_op.empty_lookup - y).abs() < 1e-9);
         assert!(fixed.per_op.lookup > reference.per_op.lookup);
+    }
+
+    #[test]
+    fn a_fence_pointer_is_its_key_and_a_block_handle() {
+        // fences for every block at 16 bytes each fit only when a fence is taken to be its key alone
+        let mut d = lsm(10, 1, 1, 10.0);
+        d.fence_bytes = N * 16 / 32;
+        let w = workload(all_ops());
+        assert!(eval(&d, &w).cold_levels >= 1);
+        let q = ReferenceQuirks {
+            fence_is_key_only: true,
+            ..ReferenceQuirks::NONE
+        };
+        let key_only = DistributionAware {
+            quirks: q,
+            ..Default::default()
+        };
+        assert_eq!(key_only.evaluate(&d, &w).unwrap().cold_levels, 0);
     }
 
     #[test]

@@ -72,8 +72,16 @@ fn parts_of(d: &KeyDistribution, n: f64) -> Option<Vec<(f64, f64)>> {
                 .map(|p| (p.universe as f64, p.probability))
                 .collect(),
         ),
-        KeyDistribution::Zipfian { theta, universe } => {
-            Some(zipf_bins(*theta, universe.map(|u| u as f64).unwrap_or(n)))
+        KeyDistribution::Zipfian {
+            theta,
+            universe,
+            items,
+        } => {
+            let u = universe.map(|u| u as f64).unwrap_or(n);
+            Some(match items {
+                Some(i) if (*i as f64) > u => scrambled_zipf_bins(*theta, u, *i as f64),
+                _ => zipf_bins(*theta, u),
+            })
         }
         KeyDistribution::Latest { theta } => Some(zipf_bins(*theta, n)),
     }
@@ -123,6 +131,19 @@ pub fn zipf_bins(theta: f64, universe: f64) -> Vec<(f64, f64)> {
         lo = hi + 1.0;
     }
     bins
+}
+
+/// A Zipfian(θ) drawn over `items` ranks and hashed onto `universe` keys (YCSB's scrambled zipfian): the
+/// first `universe` ranks are binned as [`zipf_bins`] with their share of the mass over all `items`, and the
+/// ranks beyond the universe, hashed to keys at random, spread their mass over every bin by its size.
+pub fn scrambled_zipf_bins(theta: f64, universe: f64, items: f64) -> Vec<(f64, f64)> {
+    let u = universe.max(1.0).floor();
+    let inside = harmonic(u, theta) / harmonic(items.max(u), theta);
+    let tail = 1.0 - inside;
+    zipf_bins(theta, u)
+        .into_iter()
+        .map(|(size, p)| (size, p * inside + tail * size / u))
+        .collect()
 }
 
 impl KeySpace {
@@ -388,6 +409,19 @@ mod tests {
         assert!((p - 1.0).abs() < 1e-9);
         // the first bin (ranks 1..3) is hot: far more mass per key than the last
         assert!(bins[0].1 / bins[0].0 > 1e5 * bins.last().unwrap().1 / bins.last().unwrap().0);
+    }
+
+    #[test]
+    fn scrambled_zipf_is_flatter_and_still_sums_to_one() {
+        let plain = zipf_bins(0.99, 1e5);
+        let folded = scrambled_zipf_bins(0.99, 1e5, 1e10);
+        let p: f64 = folded.iter().map(|b| b.1).sum();
+        assert!((p - 1.0).abs() < 1e-9);
+        // YCSB over 100,000 records: about half the draws land beyond the first 10^5 of 10^10 ranks
+        let inside = harmonic(1e5, 0.99) / harmonic(1e10, 0.99);
+        assert!(inside > 0.45 && inside < 0.55, "{inside}");
+        assert!(folded[0].1 < plain[0].1 && folded.last().unwrap().1 > plain.last().unwrap().1);
+        assert_eq!(scrambled_zipf_bins(0.99, 1e5, 1e5), plain);
     }
 
     #[test]

@@ -25,6 +25,10 @@ pub fn data_share(i: u32, levels: u32, t: f64) -> f64 {
     t.powi(i as i32 - levels as i32) * (t - 1.0) / (t * (1.0 - tl))
 }
 
+/// Bytes a fence pointer takes beyond its key: where its block starts and how long it is, plus the key's
+/// offset in the fence array (the engine's `cosine_fence_pointers::FENCE_OVERHEAD_BYTES`).
+pub const FENCE_POINTER_BYTES: f64 = 20.0;
+
 /// Everything about the data set the layout needs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DataShape {
@@ -34,7 +38,7 @@ pub struct DataShape {
     pub effective_entries: f64,
     /// E: bytes per entry.
     pub entry_bytes: f64,
-    /// F: bytes per key, i.e. per fence pointer.
+    /// F: bytes per fence pointer (the key, plus [`FENCE_POINTER_BYTES`] in the fixed model).
     pub key_bytes: f64,
     /// B: entries per block.
     pub entries_per_block: f64,

@@ -50,6 +50,9 @@ pub struct ReferenceQuirks {
     /// "Latest" reads are binned like a scrambled Zipfian over the key space. Fixed: the r-th newest key
     /// is read with Zipf probability and lies where recency puts it (the buffer, then each level in turn).
     pub latest_as_zipfian: bool,
+    /// A fence pointer costs F bytes (its key). Fixed: F plus [`crate::layout::FENCE_POINTER_BYTES`] for the
+    /// block it points to, as our engine stores it.
+    pub fence_is_key_only: bool,
 }
 
 impl ReferenceQuirks {
@@ -71,6 +74,7 @@ impl ReferenceQuirks {
         scan_full_levels: false,
         lsh_calibrated: false,
         latest_as_zipfian: false,
+        fence_is_key_only: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -90,6 +94,7 @@ impl ReferenceQuirks {
         scan_full_levels: true,
         lsh_calibrated: true,
         latest_as_zipfian: true,
+        fence_is_key_only: true,
     };
 
     /// ln 2 as the reference code computes it when `approximate_ln2` is set.

@@ -19,6 +19,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// Runs beyond the design's K (or Z) that level 1 may hold before writers stall for compaction.
+const STALL_EXTRA_RUNS: u64 = 4;
+
 /// Most frozen buffers waiting for their flush before writers stall.
 const MAX_FROZEN: usize = 2;
 /// Stripes of the per-key locks that make read-modify-write atomic.
@@ -541,6 +544,26 @@ impl Inner {
         self.work_cv.notify_all();
     }
 
+    /// Whether writers must wait for background work: too many frozen buffers, or level 1 more than
+    /// `STALL_EXTRA_RUNS` runs beyond what the design allows it, or half again the bytes at which it should
+    /// have been merged down (its fences would outgrow M_FP and every lookup would pay for the backlog).
+    fn stalled(&self, s: &State) -> bool {
+        s.frozen.len() >= MAX_FROZEN
+            || s.version.levels.first().is_some_and(|l1| {
+                let d = &self.design;
+                let bytes: u64 = l1
+                    .runs
+                    .iter()
+                    .flat_map(|r| r.files.iter())
+                    .map(|f| f.meta.size)
+                    .sum();
+                let merge_at = (d.size_ratio * d.buffer_bytes) as f64 * d.merge_threshold.min(1.0);
+                !self.lsh
+                    && (l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
+                        || bytes as f64 > 1.5 * merge_at)
+            })
+    }
+
     /// Appends a batch to the log and the buffer (the caller holds the keys' stripe locks); returns the log
     /// position to wait for with `durable`.
     fn append(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<u64> {
@@ -548,9 +571,11 @@ impl Inner {
         if batch.is_empty() {
             return Ok(0);
         }
-        // back-pressure: wait while too many buffers wait for their flush
-        if self.state.read().frozen.len() >= MAX_FROZEN {
-            self.wait_for(|s| s.frozen.len() < MAX_FROZEN)?;
+        // back-pressure: wait while too many buffers wait for their flush, or while level 1 holds more runs
+        // than compaction keeps up with (every lookup would probe them all)
+        if self.stalled(&self.state.read()) {
+            self.signal();
+            self.wait_for(|s| !self.stalled(s))?;
         }
         let target_lsn;
         {
@@ -783,7 +808,13 @@ impl Inner {
                 .runs
                 .iter()
                 .flat_map(|r| r.files.iter())
-                .map(|f| f.meta.data_blocks as u64 * (f.meta.min_key.len().max(8) as u64 + 40))
+                .map(|f| {
+                    // the in-memory fences' size: each block's first key (about the file's key length)
+                    // plus the start offset and handle
+                    let key = (f.meta.min_key.len() + f.meta.max_key.len()).div_ceil(2);
+                    f.meta.data_blocks as u64
+                        * (key + cosine_fence_pointers::FENCE_OVERHEAD_BYTES) as u64
+                })
                 .sum();
             used += fences;
             if used > self.design.fence_bytes {

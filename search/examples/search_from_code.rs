@@ -19,6 +19,7 @@ fn main() {
     w.reads = KeyDistribution::Zipfian {
         theta: 0.9,
         universe: None,
+        items: None,
     };
     let catalog = cosine_cloud_pricing::load("current").expect("the embedded catalog loads");
     let mut opts = SearchOptions::new(8_000.0);

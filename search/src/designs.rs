@@ -196,7 +196,7 @@ impl Shard<'_> {
             entries: w.entries as f64,
             effective_entries: self.keys.effective_entries(w.entries as f64, false),
             entry_bytes: e,
-            key_bytes: w.key_bytes as f64,
+            key_bytes: w.key_bytes as f64 + layout::FENCE_POINTER_BYTES,
             entries_per_block: (self.block_bytes as f64 / e).floor().max(1.0),
         }
     }

@@ -94,8 +94,10 @@ struct Run {
     run: PhaseReport,
     stats: cosine_engine::Stats,
     rss: Option<u64>,
-    /// Flush and compaction I/Os per operation over the warm-up and the run.
-    background_per_op: Option<f64>,
+    /// Flush and compaction I/Os per write over the warm-up and the run.
+    background_per_write: Option<f64>,
+    /// Writes (updates, inserts, read-modify-writes) in the run.
+    run_writes: u64,
 }
 
 fn run_bench(
@@ -105,7 +107,7 @@ fn run_bench(
     sync: SyncMode,
     dir: &std::path::Path,
     seed: u64,
-    warm_up: u64,
+    warm_up_writes: u64,
 ) -> Result<Run> {
     let engine = Arc::new(Engine::open_with(dir, design, Options { sync })?);
     let store = CosineStore(engine.clone());
@@ -113,20 +115,30 @@ fn run_bench(
     store.settle().map_err(|e| anyhow!(e))?;
     let before = store.io();
     let mut measured = w.clone();
-    if warm_up > 0 {
-        // the same mix and key distribution, unmeasured, so that the buffer and the upper levels hold what
-        // the workload itself writes (the model's steady state) rather than the tail of the load
+    let writes = w.update + w.insert + w.read_modify_write;
+    if warm_up_writes > 0 && writes > 0.0 {
+        // the workload's writes alone (reads do not change the tree), unmeasured, so that the buffer and the
+        // upper levels hold what the workload itself writes (the model's steady state), not the load's tail
         let mut warm = w.clone();
-        warm.operation_count = warm_up;
+        (warm.read, warm.scan, warm.read_modify_write) = (0.0, 0.0, 0.0);
+        warm.update = (w.update + w.read_modify_write) / writes;
+        warm.insert = w.insert / writes;
+        warm.operation_count = warm_up_writes;
         measured.inserted_before =
             run_phase(&store, &warm, threads, false, seed + 2, None).inserted;
     }
     let run = run_phase(&store, &measured, threads, false, seed + 1, None);
-    // flush and compaction I/O over the warm-up and the run together: a longer window than the run alone,
-    // so that the rare merges into the last level are sampled fairly
-    let background_per_op = match (before, store.io()) {
-        (Some(a), Some(b)) => {
-            Some((b.background - a.background) as f64 / (warm_up + w.operation_count).max(1) as f64)
+    // flush and compaction I/O per write over the warm-up and the run together: a longer window than the run
+    // alone, so that the rarer merges into lower levels are sampled fairly
+    let run_writes: u64 = run
+        .ops
+        .iter()
+        .filter(|(n, _)| n == "update" || n == "insert" || n == "rmw")
+        .map(|(_, o)| o.count)
+        .sum();
+    let background_per_write = match (before, store.io()) {
+        (Some(a), Some(b)) if warm_up_writes + run_writes > 0 => {
+            Some((b.background - a.background) as f64 / (warm_up_writes + run_writes) as f64)
         }
         _ => None,
     };
@@ -135,7 +147,8 @@ fn run_bench(
     Ok(Run {
         load,
         run,
-        background_per_op,
+        background_per_write,
+        run_writes,
         stats,
         rss: cosine_ycsb::resident_bytes(),
     })
@@ -324,25 +337,28 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 std::process::id(),
                 w.name
             ));
-            let writes = w.update + w.insert + w.read_modify_write;
-            // warm up until the workload's own writes have filled the buffer T + 1 times: the buffer and level
-            // 1 then hold what the workload writes (the model's steady state), and the flush and compaction
-            // I/O, counted over warm-up and run, spans a merge into level 2
+            // Warm up with the workload's own writes until the buffer has filled T + 1 times per merge into
+            // the last level (T^{L−1}(T + 1) fills, at most 10 × the records): the buffer and the levels then
+            // hold what the workload writes (the model's steady state), and the flush and compaction I/O,
+            // counted over warm-up and run, samples merges into every level rather than only the cheap ones.
             let entry = (w.value_bytes() + 23) as f64;
-            let fills = (design.size_ratio as f64 + 1.0).min(20.0);
-            let warm_up = if writes > 0.0 {
-                ((fills * design.buffer_bytes as f64 / entry / writes).ceil() as u64)
-                    .clamp(a.ops, 25 * a.ops)
-            } else {
-                0
-            };
+            let t = design.size_ratio as f64;
+            let levels = DistributionAware::new()
+                .evaluate(&design, &w.to_model())
+                .map_or(1, |c| c.levels.max(1));
+            let fills = t.powi(levels as i32 - 1) * (t + 1.0);
+            let warm_up = ((fills * design.buffer_bytes as f64 / entry).ceil() as u64)
+                .min(10 * w.record_count);
             let r = run_bench(&design, w, 1, SyncMode::Never, &dir, 11, warm_up)?;
             let _ = std::fs::remove_dir_all(&dir);
-            let background = r.background_per_op.unwrap_or(0.0);
-            let measured = r.run.read_ios_per_op.unwrap_or(0.0) + background;
+            let per_write = r.background_per_write.filter(|_| r.run_writes > 0);
+            let measured = r.run.read_ios_per_op.unwrap_or(0.0)
+                + per_write.unwrap_or(0.0) * r.run_writes as f64 / r.run.operations.max(1) as f64;
             let mut model_w = w.to_model();
-            model_w.entries =
-                w.record_count + r.run.inserted / 2 + (warm_up as f64 * w.insert) as u64;
+            let warm_inserts = (warm_up as f64 * w.insert
+                / (w.update + w.insert + w.read_modify_write).max(1e-12))
+                as u64;
+            model_w.entries = w.record_count + r.run.inserted / 2 + warm_inserts;
             let cost = DistributionAware::new().evaluate(&design, &model_w).ok();
             let predicted = cost.as_ref().map_or(f64::NAN, |c| c.per_operation);
             let accuracy = if measured > 0.0 {
@@ -359,16 +375,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                     .find(|(n, _)| n == name)
                     .and_then(|(_, o)| o.read_ios)
             };
-            let write_ops = r
-                .run
-                .ops
-                .iter()
-                .filter(|(n, _)| n == "update" || n == "insert" || n == "rmw")
-                .map(|(_, o)| o.count)
-                .sum::<u64>();
-            let per_write =
-                (write_ops > 0).then(|| background * r.run.operations as f64 / write_ops as f64);
-            let predicted_write = cost.as_ref().filter(|_| write_ops > 0).map(|c| {
+            let predicted_write = cost.as_ref().filter(|_| per_write.is_some()).map(|c| {
                 let m = &model_w.mix;
                 let wsum = m.insert + m.blind_update + m.rmw;
                 (m.insert * c.per_op.insert + (m.blind_update + m.rmw) * c.per_op.blind_update)
@@ -376,7 +383,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             });
             rows.push(serde_json::json!({
                 "class": class.to_string(), "workload": w.name, "predicted": predicted, "measured": measured,
-                "accuracy": accuracy, "overestimated": predicted >= measured, "warm_up_ops": warm_up,
+                "accuracy": accuracy, "overestimated": predicted >= measured, "warm_up_writes": warm_up,
                 "lookup": {"predicted": cost.as_ref().filter(|_| op_reads("read").is_some()).map(|c| c.per_op.lookup), "measured": op_reads("read")},
                 "scan": {"predicted": cost.as_ref().filter(|_| op_reads("scan").is_some()).map(|c| c.scan), "measured": op_reads("scan")},
                 "write": {"predicted": predicted_write, "measured": per_write},

@@ -78,6 +78,7 @@ pub fn named_workload(name: &str) -> Result<Workload> {
     let zipf = KeyDistribution::Zipfian {
         theta: YCSB_ZIPF_THETA,
         universe: None,
+        items: None,
     };
     let latest = KeyDistribution::Latest {
         theta: YCSB_ZIPF_THETA,

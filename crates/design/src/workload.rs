@@ -130,8 +130,13 @@ pub enum KeyDistribution {
         /// Ranks (distinct keys); `None` uses the entry count.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         universe: Option<u64>,
+        /// Scrambled: ranks are drawn over this many items and hashed onto the universe, so ranks beyond the
+        /// universe land on keys at random (YCSB's scrambled zipfian draws over 10^10 items). `None`: over
+        /// the universe itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        items: Option<u64>,
     },
-    /// YCSB's "latest": Zipfian over recency. The cost model, which has no notion of recency, treats it as Zipfian.
+    /// YCSB's "latest": Zipfian over recency (the newest insert is the most popular).
     Latest {
         /// Exponent θ > 0.
         theta: f64,
@@ -181,12 +186,23 @@ impl KeyDistribution {
                     return bad(format!("partition probabilities sum to {sum}, not 1"));
                 }
             }
-            KeyDistribution::Zipfian { theta, universe } => {
+            KeyDistribution::Zipfian {
+                theta,
+                universe,
+                items,
+            } => {
                 if !(theta.is_finite() && *theta > 0.0) {
                     return bad(format!("zipfian theta {theta} must be positive"));
                 }
                 if *universe == Some(0) {
                     return bad("zipfian universe must be positive".into());
+                }
+                if let (Some(i), Some(u)) = (items, universe) {
+                    if i < u {
+                        return bad(format!(
+                            "zipfian items {i} must be at least its universe {u}"
+                        ));
+                    }
                 }
             }
             KeyDistribution::Latest { theta } => {

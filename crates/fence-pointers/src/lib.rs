@@ -47,13 +47,17 @@ pub trait BlockLocator: Send + Sync {
     fn memory_bytes(&self) -> usize;
 }
 
-/// Sorted minimum keys of consecutive blocks.
+/// Sorted minimum keys of consecutive blocks, stored compactly: the keys back to back in one buffer, a
+/// 4-byte start offset and a 16-byte block handle each (key + 20 bytes of memory per fence).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fences {
-    keys: Vec<Vec<u8>>,
+    arena: Vec<u8>,
+    starts: Vec<u32>,
     handles: Vec<BlockHandle>,
-    key_bytes: usize,
 }
+
+/// Memory per fence beyond its key: the key's start offset (4 bytes) and its block handle (16 bytes).
+pub const FENCE_OVERHEAD_BYTES: usize = 20;
 
 impl Fences {
     /// No fences.
@@ -63,26 +67,34 @@ impl Fences {
 
     /// Appends the fence of the next block (keys must not decrease).
     pub fn push(&mut self, first_key: Vec<u8>, handle: BlockHandle) {
-        debug_assert!(self.keys.last().is_none_or(|k| *k <= first_key));
-        self.key_bytes += first_key.len();
-        self.keys.push(first_key);
+        debug_assert!(self.is_empty() || self.first_key(self.len() - 1) <= first_key.as_slice());
+        self.starts.push(self.arena.len() as u32);
+        self.arena.extend_from_slice(&first_key);
         self.handles.push(handle);
     }
 
     /// Number of fences.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.starts.len()
     }
 
     /// True when empty.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.starts.is_empty()
     }
 
     /// The index of the last block whose first key is ≤ `key`, if any.
     pub fn find(&self, key: &[u8]) -> Option<usize> {
-        let n = self.keys.partition_point(|k| k.as_slice() <= key);
-        n.checked_sub(1)
+        let (mut lo, mut hi) = (0usize, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.first_key(mid) <= key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.checked_sub(1)
     }
 
     /// The `i`-th block's handle.
@@ -92,7 +104,16 @@ impl Fences {
 
     /// The `i`-th block's first key.
     pub fn first_key(&self, i: usize) -> &[u8] {
-        &self.keys[i]
+        let start = self.starts[i] as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.arena.len(), |&e| e as usize);
+        &self.arena[start..end]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&[u8], &BlockHandle)> {
+        (0..self.len()).map(|i| (self.first_key(i), &self.handles[i]))
     }
 
     /// All handles in order.
@@ -107,8 +128,8 @@ impl Fences {
 
     /// Appends the encoding: `[u32 n]` then n × `[u32 klen][key][u64 offset][u32 len][u32 block]`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
-        for (k, h) in self.keys.iter().zip(&self.handles) {
+        out.extend_from_slice(&(self.len() as u32).to_le_bytes());
+        for (k, h) in self.iter() {
             out.extend_from_slice(&(k.len() as u32).to_le_bytes());
             out.extend_from_slice(k);
             out.extend_from_slice(&h.offset.to_le_bytes());
@@ -131,7 +152,7 @@ impl Fences {
             let offset = r.u64()?;
             let len = r.u32()?;
             let block = r.u32()?;
-            if f.keys.last().is_some_and(|k| *k > key) {
+            if !f.is_empty() && f.first_key(f.len() - 1) > key.as_slice() {
                 return Err(FenceDecodeError("keys out of order"));
             }
             f.push(key, BlockHandle { offset, len, block });
@@ -145,22 +166,22 @@ impl Fences {
         let mut out = Vec::new();
         let mut cur = Fences::new();
         let mut size = 4;
-        for (k, h) in self.keys.iter().zip(&self.handles) {
+        for (k, h) in self.iter() {
             let add = Self::encoded_entry_bytes(k);
             if !cur.is_empty() && size + add > block_bytes {
                 let mut enc = Vec::with_capacity(size);
                 cur.encode(&mut enc);
-                out.push((cur.keys[0].clone(), enc));
+                out.push((cur.first_key(0).to_vec(), enc));
                 cur = Fences::new();
                 size = 4;
             }
-            cur.push(k.clone(), *h);
+            cur.push(k.to_vec(), *h);
             size += add;
         }
         if !cur.is_empty() {
             let mut enc = Vec::new();
             cur.encode(&mut enc);
-            out.push((cur.keys[0].clone(), enc));
+            out.push((cur.first_key(0).to_vec(), enc));
         }
         out
     }
@@ -174,7 +195,7 @@ impl BlockLocator for Fences {
         }
     }
     fn memory_bytes(&self) -> usize {
-        self.key_bytes + self.keys.len() * (16 + 24)
+        self.arena.len() + self.len() * FENCE_OVERHEAD_BYTES
     }
 }
 

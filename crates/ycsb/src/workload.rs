@@ -239,6 +239,7 @@ impl CoreWorkload {
             Distribution::Zipfian => KeyDistribution::Zipfian {
                 theta: self.zipfian_constant,
                 universe: Some(self.record_count),
+                items: Some((crate::ZIPF_ITEMS as u64).max(self.record_count)),
             },
             Distribution::Latest => KeyDistribution::Latest {
                 theta: self.zipfian_constant,
