@@ -21,7 +21,7 @@ use crate::keys::{coupon_collector, harmonic, writes_to_fill, KeyPart, KeySpace}
 use crate::layout::{self, DataShape};
 use crate::quirks::ReferenceQuirks;
 use crate::{weigh, IoCost, IoModel, ModelError, PerOp};
-use cosine_design::{Design, DesignClass, KeyDistribution, LogKind, Workload};
+use cosine_design::{Compaction, Design, DesignClass, KeyDistribution, LogKind, Workload};
 
 /// Empirical constants of the authors' code, kept as named calibration constants (MODEL.md §9.5).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -491,6 +491,13 @@ impl DistributionAware {
         if weight > 0.0 && !q.lsh_unconditioned {
             lookup /= weight;
         }
+        if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
+            // the newest keys are in the buffer (half full on average); any older one costs the one block its
+            // hash index points to
+            let n = shape.entries.max(1.0);
+            let in_buffer = if writes(workload) { eb / 2.0 } else { 0.0 };
+            lookup = 1.0 - harmonic(in_buffer.min(n), *theta) / harmonic(n, *theta);
+        }
         let s = workload.scan_length as f64;
         let per_op = if q.lsh_calibrated {
             PerOp {
@@ -601,8 +608,16 @@ impl DistributionAware {
         };
 
         let mut lookup = 0.0;
+        let partial = !matches!(design.compaction, Compaction::Full);
         if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
             lookup = latest_lookup(&tree, *theta, shape.entries);
+        } else if l > 0 && partial && !writes(workload) && !q.full_buffer {
+            // After a load and no writes, partial compaction has left each level above the last holding the
+            // contiguous key ranges of the files it has not pushed down yet: a lookup probes only the level
+            // whose files span its key (its share of the data), at one block plus the index when cold.
+            lookup = (1..=l)
+                .map(|i| layout::data_share(i, l, t) * (1.0 + tree.index_cost[i as usize]))
+                .sum();
         } else if l > 0 {
             for part in &parts {
                 if part.get <= 0.0 {
