@@ -132,6 +132,17 @@ pub fn memory_split(
     }
 }
 
+/// Bytes per key of our engine's in-memory hash index for LSH designs (a 64-bit key hash to a 32-bit block
+/// number in a hash map, as `cosine_fence_pointers::HashIndex::memory_bytes` charges it), plus 16 bytes per
+/// block for the block handles.
+pub const HASH_INDEX_BYTES_PER_KEY: f64 = 16.0;
+
+/// Memory of our engine's LSH hash index: one entry per key and a handle per block, with 10% for the older
+/// versions that runs not yet merged still index.
+pub fn engine_hash_index_bytes(entries: f64, entries_per_block: f64) -> f64 {
+    1.1 * entries * (HASH_INDEX_BYTES_PER_KEY + 16.0 / entries_per_block.max(1.0))
+}
+
 /// Memory of an LSH (FASTER-like) hash index covering N/8 keys: M_FP = (N/8)·F·(1 + 1/B) (MODEL.md §2.8).
 pub fn lsh_index_bytes(entries: f64, key_bytes: f64, entries_per_block: f64) -> f64 {
     entries / 8.0 * key_bytes * (1.0 + 1.0 / entries_per_block)

@@ -338,12 +338,25 @@ impl Shard<'_> {
         s
     }
 
-    /// The LSH-like (FASTER-shaped) design: a hash index over N/8 keys in M_FP, the rest buffer, T so large
+    /// Cosine's LSH design: our engine's hash index (one entry per key) in M_FP, the rest buffer, T so large
     /// that the first level never fills.
     pub fn lsh_design(&self) -> Option<Design> {
         let shape = self.shape();
+        let m_fp =
+            layout::engine_hash_index_bytes(shape.entries, shape.entries_per_block).ceil() as u64;
+        self.lsh_design_with_index(m_fp)
+    }
+
+    /// FASTER's own design: its hash index covers N/8 keys (MODEL.md §2.8), the rest is its log's memory.
+    pub fn faster_design(&self) -> Option<Design> {
+        let shape = self.shape();
         let m_fp = layout::lsh_index_bytes(shape.entries, shape.key_bytes, shape.entries_per_block)
             .ceil() as u64;
+        self.lsh_design_with_index(m_fp)
+    }
+
+    fn lsh_design_with_index(&self, m_fp: u64) -> Option<Design> {
+        let shape = self.shape();
         if m_fp >= self.memory_bytes {
             return None;
         }
@@ -393,7 +406,7 @@ impl Shard<'_> {
                 (b >= 32.0).then(|| with_class_defaults(d, DesignClass::Btree))
             }
             Baseline::Faster => self
-                .lsh_design()
+                .faster_design()
                 .map(|d| with_class_defaults(d, DesignClass::Lsh)),
         }
     }

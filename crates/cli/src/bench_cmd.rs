@@ -240,6 +240,14 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             l.io.false_positives
         );
     }
+    let m = &r.stats.memory;
+    println!(
+        "engine memory at the end: buffers {:.1} MiB, filters {:.1} MiB, fences and indexes {:.1} MiB (budget {:.1} MiB)",
+        m.buffer_bytes as f64 / 1048576.0,
+        m.filter_bytes as f64 / 1048576.0,
+        m.fence_bytes as f64 / 1048576.0,
+        m.budget_bytes as f64 / 1048576.0
+    );
     println!(
         "write amplification {:.2}, space amplification {:.2}, {} bytes on disk, resident memory {} MiB",
         r.stats.write_amplification, r.stats.space_amplification, r.stats.disk_bytes, r.rss.unwrap_or(0) >> 20
