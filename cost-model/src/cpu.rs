@@ -124,6 +124,27 @@ impl Default for PhiLibrary {
 }
 
 impl PhiLibrary {
+    /// The library `cosine calibrate` learned on this project's 2-core development machine
+    /// (`cost-model/data/phi-learned.json`, with the machine's description); the search's default remains the
+    /// authors' values ([`PhiLibrary::default`]) because one 1 → 2-thread speedup cannot tell φ apart for the
+    /// many-core VMs the search buys.
+    pub fn learned() -> Self {
+        PhiLibrary::from_json(include_str!("../data/phi-learned.json"))
+            .expect("the shipped φ library is valid (tested)")
+    }
+
+    /// A library by name (`paper`: the authors' values, `learned`: [`PhiLibrary::learned`]) or from a JSON file.
+    pub fn named_or_file(name: &str) -> Result<Self, PhiError> {
+        match name {
+            "paper" | "authors" => Ok(PhiLibrary::default()),
+            "learned" => Ok(PhiLibrary::learned()),
+            path => PhiLibrary::from_json(
+                &std::fs::read_to_string(path)
+                    .map_err(|e| PhiError::Malformed(format!("cannot read {path}: {e}")))?,
+            ),
+        }
+    }
+
     /// Parses and validates a φ library (every value in [0, 1], every design class present).
     pub fn from_json(text: &str) -> Result<Self, PhiError> {
         let lib: PhiLibrary =
@@ -170,6 +191,22 @@ impl PhiLibrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_learned_library_parses_and_names_its_machine() {
+        let l = PhiLibrary::learned();
+        assert!(l.machine.contains("cores"), "{}", l.machine);
+        for class in DesignClass::ALL {
+            assert!(l.entries.contains_key(class.as_str()));
+        }
+        // the fixed systems keep the authors' values (they cannot be calibrated with our engine)
+        assert_eq!(l.get("rocksdb"), PhiLibrary::default().get("rocksdb"));
+        assert_eq!(
+            PhiLibrary::named_or_file("paper").unwrap(),
+            PhiLibrary::default()
+        );
+        assert!(PhiLibrary::named_or_file("/nonexistent/phi.json").is_err());
+    }
 
     #[test]
     fn paper_phi_for_half_lookups_half_inserts() {

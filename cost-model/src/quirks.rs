@@ -53,6 +53,10 @@ pub struct ReferenceQuirks {
     /// A fence pointer costs F bytes (its key). Fixed: F plus [`crate::layout::FENCE_POINTER_BYTES`] for the
     /// block it points to, as our engine stores it.
     pub fence_is_key_only: bool,
+    /// Without filters a blind update and a read-modify-write cost a lookup plus 1/B (a B-tree's in-place leaf
+    /// write). Fixed: every design writes out of place, so a blind update costs an insert and a
+    /// read-modify-write a lookup plus an insert, as with filters.
+    pub in_place_unfiltered_updates: bool,
 }
 
 impl ReferenceQuirks {
@@ -75,6 +79,7 @@ impl ReferenceQuirks {
         lsh_calibrated: false,
         latest_as_zipfian: false,
         fence_is_key_only: false,
+        in_place_unfiltered_updates: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -95,6 +100,7 @@ impl ReferenceQuirks {
         lsh_calibrated: true,
         latest_as_zipfian: true,
         fence_is_key_only: true,
+        in_place_unfiltered_updates: true,
     };
 
     /// ln 2 as the reference code computes it when `approximate_ln2` is set.

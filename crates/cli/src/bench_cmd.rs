@@ -8,6 +8,8 @@ use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
 use cosine_engine::{Engine, Options, SyncMode};
 use cosine_ycsb::{parse_properties, run_phase, CoreWorkload, CosineStore, PhaseReport, Store};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -100,18 +102,73 @@ struct Run {
     run_writes: u64,
 }
 
+/// Runs one phase with a progress bar on stderr (drawn only when stderr is a terminal; `show` false hides it).
+fn phase_with_progress(
+    show: bool,
+    label: &str,
+    total: u64,
+    run: impl FnOnce(Option<&AtomicU64>) -> PhaseReport + Send,
+) -> PhaseReport {
+    if !show || !std::io::stderr().is_terminal() {
+        return run(None);
+    }
+    let done = AtomicU64::new(0);
+    let finished = std::sync::atomic::AtomicBool::new(false);
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg:>5} [{bar:40}] {pos}/{len} ops, {elapsed} elapsed, eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message(label.to_string());
+    let report = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                bar.set_position(done.load(Ordering::Relaxed));
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        let r = run(Some(&done));
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
+    bar.finish_and_clear();
+    report
+}
+
+/// How one engine run is driven.
+struct RunSpec {
+    threads: usize,
+    sync: SyncMode,
+    seed: u64,
+    /// Unmeasured writes of the workload between load and run (validate's steady state).
+    warm_up_writes: u64,
+    show_progress: bool,
+}
+
 fn run_bench(
     design: &Design,
     w: &CoreWorkload,
-    threads: usize,
-    sync: SyncMode,
     dir: &std::path::Path,
-    seed: u64,
-    warm_up_writes: u64,
+    spec: RunSpec,
 ) -> Result<Run> {
+    let RunSpec {
+        threads,
+        sync,
+        seed,
+        warm_up_writes,
+        show_progress,
+    } = spec;
     let engine = Arc::new(Engine::open_with(dir, design, Options { sync })?);
     let store = CosineStore(engine.clone());
-    let load = run_phase(&store, w, threads, true, seed, None);
+    let load = phase_with_progress(show_progress, "load", w.record_count, |p| {
+        run_phase(&store, w, threads, true, seed, p)
+    });
     store.settle().map_err(|e| anyhow!(e))?;
     let before = store.io();
     let mut measured = w.clone();
@@ -127,7 +184,9 @@ fn run_bench(
         measured.inserted_before =
             run_phase(&store, &warm, threads, false, seed + 2, None).inserted;
     }
-    let run = run_phase(&store, &measured, threads, false, seed + 1, None);
+    let run = phase_with_progress(show_progress, "run", w.operation_count, |p| {
+        run_phase(&store, &measured, threads, false, seed + 1, p)
+    });
     // flush and compaction I/O per write over the warm-up and the run together, including the compactions
     // still owed at the end (settled): a writer that outruns compaction defers merges, it does not avoid them
     store.settle().map_err(|e| anyhow!(e))?;
@@ -181,7 +240,18 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             tmp.clone()
         }
     };
-    let r = run_bench(&design, &w, a.threads, sync, &dir, a.seed, 0)?;
+    let r = run_bench(
+        &design,
+        &w,
+        &dir,
+        RunSpec {
+            threads: a.threads,
+            sync,
+            seed: a.seed,
+            warm_up_writes: 0,
+            show_progress: !a.json,
+        },
+    )?;
     if a.data.is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -362,7 +432,18 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 w.record_count
             };
             let warm_up = ((fills * design.buffer_bytes as f64 / entry).ceil() as u64).min(cap);
-            let r = run_bench(&design, w, 1, SyncMode::Never, &dir, 11, warm_up)?;
+            let r = run_bench(
+                &design,
+                w,
+                &dir,
+                RunSpec {
+                    threads: 1,
+                    sync: SyncMode::Never,
+                    seed: 11,
+                    warm_up_writes: warm_up,
+                    show_progress: false,
+                },
+            )?;
             let _ = std::fs::remove_dir_all(&dir);
             let per_write = r.background_per_write.filter(|_| r.run_writes > 0);
             let measured = r.run.read_ios_per_op.unwrap_or(0.0)
@@ -427,7 +508,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             "accuracy (%)",
             &names,
             &series,
-            0.0..110.0,
+            0.0..130.0,
         )?;
         if !a.json {
             println!("wrote {plot}");
@@ -627,7 +708,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             "φ (Amdahl parallel fraction)",
             &ops.map(String::from),
             &series,
-            0.0..1.0,
+            0.0..1.3,
         )?;
         println!("wrote {plot}");
     }

@@ -46,7 +46,8 @@ pub struct SearchArgs {
     /// Most VMs in one configuration.
     #[arg(long, default_value_t = 32)]
     max_vms: u32,
-    /// A phi library (JSON, e.g. from `cosine calibrate`) instead of the shipped values.
+    /// φ library: `paper` (the authors' values, the default), `learned` (the one `cosine calibrate` learned on
+    /// this project's 2-core machine), or a JSON file from `cosine calibrate`.
     #[arg(long)]
     phi: Option<String>,
     /// Write the best configuration's design (of its first VM type) as design.json for the engine.
@@ -152,9 +153,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
         }
     }
     let phi = match &a.phi {
-        Some(p) => PhiLibrary::from_json(
-            &std::fs::read_to_string(p).with_context(|| format!("cannot read {p}"))?,
-        )?,
+        Some(p) => PhiLibrary::named_or_file(p).with_context(|| format!("phi library {p}"))?,
         None => PhiLibrary::default(),
     };
     let t = std::time::Instant::now();
