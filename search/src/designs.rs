@@ -31,7 +31,32 @@ pub fn best_for_machine(
     cores: u32,
     phi: &PhiLibrary,
 ) -> Option<Design> {
-    let shard = Shard {
+    machine_shard(workload, memory_bytes, cores, phi)
+        .best()
+        .map(|s| s.design)
+}
+
+/// The best leveled LSM design (K = Z = 1, filters, the design a RocksDB can be configured to) for `workload` on
+/// one machine, as [`best_for_machine`] sees the machine: what the peer comparison gives RocksDB as its
+/// "Cosine-tuned" configuration.
+pub fn best_leveled_lsm_for_machine(
+    workload: &Workload,
+    memory_bytes: u64,
+    cores: u32,
+    phi: &PhiLibrary,
+) -> Option<Design> {
+    machine_shard(workload, memory_bytes, cores, phi)
+        .best_leveled_lsm()
+        .map(|s| s.design)
+}
+
+fn machine_shard<'a>(
+    workload: &Workload,
+    memory_bytes: u64,
+    cores: u32,
+    phi: &'a PhiLibrary,
+) -> Shard<'a> {
+    Shard {
         keys: KeySpace::from_workload(workload),
         workload: workload.clone(),
         memory_bytes,
@@ -44,8 +69,7 @@ pub fn best_for_machine(
         system_phi: None,
         quirks: ReferenceQuirks::NONE,
         scored: None,
-    };
-    shard.best().map(|s| s.design)
+    }
 }
 
 /// The fixed engines Cosine compares with (Section 7).
@@ -409,6 +433,19 @@ impl Shard<'_> {
                 .faster_design()
                 .map(|d| with_class_defaults(d, DesignClass::Lsh)),
         }
+    }
+
+    /// The fastest leveled LSM design (K = Z = 1 with filters) over the size ratios and buffer sizes.
+    pub fn best_leveled_lsm(&self) -> Option<Scored> {
+        LSM_SIZE_RATIOS
+            .into_iter()
+            .filter_map(|t| {
+                let make = move |m_b| self.lsm_design(t, 1, 1, m_b);
+                let (frac, s) = self.buffer_grid(&make)?;
+                Some(self.refine_buffer(&make, frac, s))
+            })
+            .filter(|s| s.design.filter_bytes > 0)
+            .min_by(|a, b| a.latency_s.total_cmp(&b.latency_s))
     }
 
     /// The fastest design for this shard over the LSM/hybrid, B-tree and LSH spaces: every shape (T, K, Z, class)

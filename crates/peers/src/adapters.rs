@@ -61,6 +61,30 @@ pub fn open(engine: &str, _memory: u64, _dir: &std::path::Path) -> Result<Box<dy
     anyhow::bail!("engine '{engine}' needs the `peers` feature")
 }
 
+/// RocksDB configured with a leveled LSM design Cosine chose (the "RocksDB with Cosine's parameters" row).
+#[cfg(feature = "peers")]
+pub fn open_rocksdb_tuned(
+    design: &cosine_design::Design,
+    entries: u64,
+    memory: u64,
+    dir: &std::path::Path,
+) -> Result<Box<dyn Store>> {
+    Ok(Box::new(peers::Rocks::open_tuned(
+        design, entries, memory, dir,
+    )?))
+}
+
+/// Without the `peers` feature there is no RocksDB.
+#[cfg(not(feature = "peers"))]
+pub fn open_rocksdb_tuned(
+    _design: &cosine_design::Design,
+    _entries: u64,
+    _memory: u64,
+    _dir: &std::path::Path,
+) -> Result<Box<dyn Store>> {
+    anyhow::bail!("engine 'rocksdb-cosine' needs the `peers` feature")
+}
+
 #[cfg(feature = "peers")]
 pub fn open(engine: &str, memory: u64, dir: &std::path::Path) -> Result<Box<dyn Store>> {
     Ok(match engine {
@@ -101,6 +125,37 @@ mod peers {
     }
 
     impl Rocks {
+        /// RocksDB with Cosine's leveled design: the memtable is M_B, the level multiplier T (level 1 = T·M_B),
+        /// Bloom filters get M_BF over the records, and the block cache what the budget has left after the
+        /// memtable, filters and fences.
+        pub fn open_tuned(
+            d: &cosine_design::Design,
+            entries: u64,
+            memory: u64,
+            dir: &std::path::Path,
+        ) -> Result<Self> {
+            let mut opts = rocksdb::Options::default();
+            opts.create_if_missing(true);
+            opts.set_write_buffer_size(d.buffer_bytes as usize);
+            opts.set_max_bytes_for_level_multiplier(d.size_ratio as f64);
+            opts.set_max_bytes_for_level_base(d.size_ratio * d.buffer_bytes);
+            let mut table = rocksdb::BlockBasedOptions::default();
+            table.set_block_size(d.block_bytes as usize);
+            let cache = memory
+                .saturating_sub(d.buffer_bytes + d.filter_bytes + d.fence_bytes)
+                .max(1 << 20);
+            table.set_block_cache(&rocksdb::Cache::new_lru_cache(cache as usize)?);
+            let bits = d.filter_bytes as f64 * 8.0 / entries.max(1) as f64;
+            if bits > 0.0 {
+                table.set_bloom_filter(bits, false);
+            }
+            opts.set_block_based_table_factory(&table);
+            Ok(Rocks {
+                db: rocksdb::DB::open(&opts, dir)?,
+                stripes: Stripes::new(),
+            })
+        }
+
         pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
             let mut opts = rocksdb::Options::default();
             opts.create_if_missing(true);
@@ -659,12 +714,18 @@ mod tests {
     /// Every peer stores, reads back, scans in key order and read-modify-writes.
     #[test]
     fn every_peer_round_trips() {
-        for engine in AVAILABLE {
+        for engine in AVAILABLE.iter().copied().chain(["rocksdb-cosine"]) {
             let dir = std::env::temp_dir()
                 .join(format!("cosine-peer-test-{}-{engine}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).unwrap();
-            let s = open(engine, 8 << 20, &dir).unwrap();
+            let s = if engine == "rocksdb-cosine" {
+                let mut d = cosine_design::Design::rocksdb_like(1 << 20, 1 << 10, 1 << 16);
+                d.size_ratio = 4;
+                open_rocksdb_tuned(&d, 200, 8 << 20, &dir).unwrap()
+            } else {
+                open(engine, 8 << 20, &dir).unwrap()
+            };
             for i in 0..200u32 {
                 s.insert(
                     format!("k{i:04}").as_bytes(),

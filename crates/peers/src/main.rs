@@ -21,10 +21,11 @@ use std::sync::Arc;
     about = "YCSB A-F on Cosine and peer engines with the same memory"
 )]
 struct Args {
-    /// Engines, comma-separated: cosine, rocksdb, fjall, redb, sled, wiredtiger, wiredtiger-lsm.
+    /// Engines, comma-separated: cosine, rocksdb, rocksdb-cosine (RocksDB with the leveled LSM parameters
+    /// Cosine's search picks), fjall, redb, sled, wiredtiger, wiredtiger-lsm.
     #[arg(
         long,
-        default_value = "cosine,rocksdb,wiredtiger,wiredtiger-lsm,fjall,redb,sled"
+        default_value = "cosine,rocksdb,rocksdb-cosine,wiredtiger,wiredtiger-lsm,fjall,redb,sled"
     )]
     engines: String,
     /// YCSB workloads, comma-separated.
@@ -76,6 +77,23 @@ fn open(
                 },
             )?)))
         }
+        "rocksdb-cosine" => {
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(1);
+            let design = cosine_search::designs::best_leveled_lsm_for_machine(
+                &w.to_model(),
+                memory,
+                cores,
+                &PhiLibrary::default(),
+            )
+            .ok_or_else(|| anyhow::anyhow!("no leveled LSM design for {memory} bytes"))?;
+            eprintln!(
+                "rocksdb-cosine: T={} M_B={} M_BF={} M_FP={}",
+                design.size_ratio, design.buffer_bytes, design.filter_bytes, design.fence_bytes
+            );
+            adapters::open_rocksdb_tuned(&design, w.record_count, memory, dir)?
+        }
         other => adapters::open(other, memory, dir)?,
     })
 }
@@ -89,7 +107,8 @@ fn main() -> Result<()> {
         .filter(|s| !s.is_empty())
         .collect();
     for e in &engines {
-        if e != "cosine" && !adapters::AVAILABLE.contains(&e.as_str()) {
+        let tuned_rocks = e == "rocksdb-cosine" && adapters::AVAILABLE.contains(&"rocksdb");
+        if e != "cosine" && !tuned_rocks && !adapters::AVAILABLE.contains(&e.as_str()) {
             bail!(
                 "engine '{e}' is not in this build (available: cosine{}{})",
                 if adapters::AVAILABLE.is_empty() {
