@@ -623,24 +623,11 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     let mut lib = PhiLibrary::default();
     lib.entries
         .retain(|k, _| !["lsm", "btree", "lsh", "hybrid"].contains(&k.as_str()));
-    let ops_of = [
-        ("lookup", 1.0, 0.0, 0.0, 0.0, 0.0),
-        ("insert", 0.0, 0.0, 1.0, 0.0, 0.0),
-        ("blind_update", 0.0, 1.0, 0.0, 0.0, 0.0),
-        ("rmw", 0.0, 0.0, 0.0, 0.0, 1.0),
-        ("range", 0.0, 0.0, 0.0, 1.0, 0.0),
-    ];
     println!("Algorithm 1 on this machine ({eta} cores, {records} records, {ops} operations per measurement)");
     for (class, design) in class_designs(16 << 20) {
         let mut phis = std::collections::BTreeMap::new();
-        for (op, read, update, insert, scan, rmw) in ops_of {
-            let mut w = CoreWorkload::named("c").expect("ycsb-c exists");
-            w.distribution = cosine_ycsb::Distribution::Uniform;
-            (w.read, w.update, w.insert, w.scan, w.read_modify_write) =
-                (read, update, insert, scan, rmw);
-            w.record_count = records;
-            w.operation_count = if op == "range" { ops / 20 } else { ops };
-            w.max_scan_length = 100;
+        for op in cosine_ycsb::CALIBRATION_OPS {
+            let w = cosine_ycsb::calibration_workload(op, records, ops).expect("known operation");
             let dir = std::env::temp_dir().join(format!(
                 "cosine-calibrate-{}-{class}-{op}",
                 std::process::id()
@@ -655,14 +642,11 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             let store = CosineStore(engine);
             run_phase(&store, &w, eta, true, 3, None);
             store.settle().map_err(|e| anyhow!(e))?;
-            let t1 = run_phase(&store, &w, 1, false, 5, None).seconds;
-            let mut estimates = Vec::new();
-            for c in 2..=eta {
-                let tc = run_phase(&store, &w, c, false, 5 + c as u64, None).seconds;
-                if let Some(phi) = phi_from_speedup(t1 / tc, c as f64) {
-                    estimates.push(phi.clamp(0.0, 1.0));
-                }
-            }
+            let estimates: Vec<f64> = cosine_ycsb::measure_speedups(&store, &w, eta)
+                .into_iter()
+                .filter_map(|(c, g)| phi_from_speedup(g, c as f64))
+                .map(|phi| phi.clamp(0.0, 1.0))
+                .collect();
             drop(store);
             let _ = std::fs::remove_dir_all(&dir);
             let phi = estimates.iter().sum::<f64>() / estimates.len().max(1) as f64;

@@ -49,6 +49,70 @@ struct Args {
     /// Print JSON rows instead of the table.
     #[arg(long)]
     json: bool,
+    /// Instead of the table: run Algorithm 1 (1 and 2..=cores threads per operation type) on each peer named
+    /// in --engines that is a fixed system of the φ library (rocksdb, wiredtiger), add their entries to the
+    /// library read from --phi-base, and write it here.
+    #[arg(long)]
+    calibrate_phi: Option<String>,
+    /// The φ library the calibrated peers are added to (default: the learned library shipped in the crate).
+    #[arg(long)]
+    phi_base: Option<String>,
+}
+
+/// Algorithm 1 on the peers: their φ entries, added to a φ library.
+fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
+    let mut lib = match &a.phi_base {
+        Some(p) => PhiLibrary::named_or_file(p)?,
+        None => PhiLibrary::learned(),
+    };
+    let eta = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .max(2);
+    let started = std::time::Instant::now();
+    for e in engines
+        .iter()
+        .filter(|e| *e == "rocksdb" || *e == "wiredtiger")
+    {
+        let mut phis = std::collections::BTreeMap::new();
+        for op in cosine_ycsb::CALIBRATION_OPS {
+            let w =
+                cosine_ycsb::calibration_workload(op, a.records, a.ops).expect("known operation");
+            let dir = std::path::Path::new(&a.dir).join(format!("phi-{e}-{op}"));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir)?;
+            let store = open(e, &w, a.memory, &dir)?;
+            run_phase(store.as_ref(), &w, eta, true, 3, None);
+            store.settle().map_err(|x| anyhow::anyhow!(x))?;
+            let est: Vec<f64> = cosine_ycsb::measure_speedups(store.as_ref(), &w, eta)
+                .into_iter()
+                .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(g, c as f64))
+                .map(|p| p.clamp(0.0, 1.0))
+                .collect();
+            drop(store);
+            let _ = std::fs::remove_dir_all(&dir);
+            let phi = est.iter().sum::<f64>() / est.len().max(1) as f64;
+            eprintln!("  {e:<10} {op:<13} phi {phi:.3}");
+            phis.insert(op, phi);
+        }
+        lib.entries.insert(
+            e.clone(),
+            cosine_cost_model::cpu::PhiEntry {
+                lookup: phis["lookup"],
+                insert: phis["insert"],
+                blind_update: phis["blind_update"],
+                rmw: phis["rmw"],
+                range: phis["range"],
+            },
+        );
+        lib.machine = format!(
+            "{}; {e} by cosine-peers --calibrate-phi ({} records, {} operations per measurement)",
+            lib.machine, a.records, a.ops
+        );
+    }
+    std::fs::write(out, serde_json::to_string_pretty(&lib)? + "\n")?;
+    eprintln!("wrote {out} in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 fn open(
@@ -119,6 +183,9 @@ fn main() -> Result<()> {
                 adapters::AVAILABLE.join(", ")
             );
         }
+    }
+    if let Some(out) = &a.calibrate_phi {
+        return calibrate_peers(&a, &engines, out);
     }
     let mut rows = Vec::new();
     for wname in a
