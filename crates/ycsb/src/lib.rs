@@ -382,8 +382,58 @@ pub fn resident_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The operation types of Algorithm 1 (Cosine Section 4), in the φ library's order.
+pub const CALIBRATION_OPS: [&str; 5] = ["lookup", "insert", "blind_update", "rmw", "range"];
+
+/// The single-operation workload that measures one of [`CALIBRATION_OPS`]: uniform keys over `records`, `ops`
+/// operations (a twentieth of them for range scans of 1..100 records).
+pub fn calibration_workload(op: &str, records: u64, ops: u64) -> Option<CoreWorkload> {
+    let mut w = CoreWorkload::named("c")?;
+    w.name = format!("calibrate-{op}");
+    w.distribution = Distribution::Uniform;
+    (w.read, w.update, w.insert, w.scan, w.read_modify_write) = match op {
+        "lookup" => (1.0, 0.0, 0.0, 0.0, 0.0),
+        "insert" => (0.0, 0.0, 1.0, 0.0, 0.0),
+        "blind_update" => (0.0, 1.0, 0.0, 0.0, 0.0),
+        "rmw" => (0.0, 0.0, 0.0, 0.0, 1.0),
+        "range" => (0.0, 0.0, 0.0, 1.0, 0.0),
+        _ => return None,
+    };
+    w.record_count = records;
+    w.operation_count = if op == "range" { ops / 20 } else { ops };
+    w.max_scan_length = 100;
+    Some(w)
+}
+
+/// Algorithm 1's measurement on a store that `w` has been loaded into and settled: the same operations on 1
+/// thread, then on c = 2..=`eta` threads; returns (c, speedup T(1)/T(c)) for each c. Inserts continue after
+/// the keys earlier timings inserted, so every timed insert adds a new key.
+pub fn measure_speedups(store: &dyn Store, w: &CoreWorkload, eta: usize) -> Vec<(usize, f64)> {
+    let mut w = w.clone();
+    let first = run_phase(store, &w, 1, false, 5, None);
+    w.inserted_before += first.inserted;
+    let mut out = Vec::new();
+    for c in 2..=eta.max(2) {
+        let r = run_phase(store, &w, c, false, 5 + c as u64, None);
+        w.inserted_before += r.inserted;
+        out.push((c, first.seconds / r.seconds.max(1e-9)));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn calibration_workloads_measure_one_operation_each() {
+        for op in super::CALIBRATION_OPS {
+            let w = super::calibration_workload(op, 1000, 2000).unwrap();
+            let shares = [w.read, w.update, w.insert, w.scan, w.read_modify_write];
+            assert_eq!(shares.iter().filter(|x| **x == 1.0).count(), 1, "{op}");
+            w.validate().unwrap();
+        }
+        assert!(super::calibration_workload("delete", 1, 1).is_none());
+    }
+
     use super::*;
     use cosine_engine::{Design, Options, SyncMode};
 
@@ -445,43 +495,4 @@ mod tests {
             }
         }
     }
-}
-
-/// The operation types of Algorithm 1 (Cosine Section 4), in the φ library's order.
-pub const CALIBRATION_OPS: [&str; 5] = ["lookup", "insert", "blind_update", "rmw", "range"];
-
-/// The single-operation workload that measures one of [`CALIBRATION_OPS`]: uniform keys over `records`, `ops`
-/// operations (a twentieth of them for range scans of 1..100 records).
-pub fn calibration_workload(op: &str, records: u64, ops: u64) -> Option<CoreWorkload> {
-    let mut w = CoreWorkload::named("c")?;
-    w.name = format!("calibrate-{op}");
-    w.distribution = Distribution::Uniform;
-    (w.read, w.update, w.insert, w.scan, w.read_modify_write) = match op {
-        "lookup" => (1.0, 0.0, 0.0, 0.0, 0.0),
-        "insert" => (0.0, 0.0, 1.0, 0.0, 0.0),
-        "blind_update" => (0.0, 1.0, 0.0, 0.0, 0.0),
-        "rmw" => (0.0, 0.0, 0.0, 0.0, 1.0),
-        "range" => (0.0, 0.0, 0.0, 1.0, 0.0),
-        _ => return None,
-    };
-    w.record_count = records;
-    w.operation_count = if op == "range" { ops / 20 } else { ops };
-    w.max_scan_length = 100;
-    Some(w)
-}
-
-/// Algorithm 1's measurement on a store that `w` has been loaded into and settled: the same operations on 1
-/// thread, then on c = 2..=`eta` threads; returns (c, speedup T(1)/T(c)) for each c. Inserts continue after
-/// the keys earlier timings inserted, so every timed insert adds a new key.
-pub fn measure_speedups(store: &dyn Store, w: &CoreWorkload, eta: usize) -> Vec<(usize, f64)> {
-    let mut w = w.clone();
-    let first = run_phase(store, &w, 1, false, 5, None);
-    w.inserted_before += first.inserted;
-    let mut out = Vec::new();
-    for c in 2..=eta.max(2) {
-        let r = run_phase(store, &w, c, false, 5 + c as u64, None);
-        w.inserted_before += r.inserted;
-        out.push((c, first.seconds / r.seconds.max(1e-9)));
-    }
-    out
 }
