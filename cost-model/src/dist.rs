@@ -13,6 +13,18 @@
 //! * `entries` is the data set's size: **skew does not shrink N_eff** (`skew_shrinks_entries`);
 //! * **LSH lookups conditioned on existence**, mixed over all key partitions (`lsh_unconditioned`).
 //!
+//! and these, which make the model describe the engine it scores (found with `cosine validate`):
+//! * a **steady-state buffer and levels**: half full on average, the buffer empty without writes; read-only
+//!   lookups after a uniform load probe the levels compaction merges whole and the level holding the key
+//!   (`full_buffer`);
+//! * **cold levels hold data** and a cold run's probe reads its index block (`cold_levels_hold_no_data`);
+//! * **long scans per run**: one seek (plus the index when cold) and the run's share of s/B (`scan_full_levels`);
+//! * **LSH as our hash-indexed runs**: one block per lookup, none per miss, 1/B per write, a scan seeks every run
+//!   (`lsh_calibrated`);
+//! * **"latest" as recency**: the newest inserts are in the buffer and the top levels (`latest_as_zipfian`);
+//! * **a fence is its key plus a 20-byte block handle** (`fence_is_key_only`);
+//! * **out-of-place updates** without filters too (`in_place_unfiltered_updates`).
+//!
 //! Evaluation is O(L·max(K,Z)) per key partition: probabilities of "not in run" are multiplied as prefix and
 //! suffix sums of logarithms (stable when α is tiny or exactly 1).
 
