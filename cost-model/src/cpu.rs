@@ -76,6 +76,14 @@ impl PhiEntry {
 #[derive(Debug, Error, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum PhiError {
+    /// The file cannot be read (or the name is neither `paper`, `learned` nor a file).
+    #[error("cannot read {path} (give `paper`, `learned` or a phi library file): {reason}")]
+    Unreadable {
+        /// The name or path given.
+        path: String,
+        /// The OS's reason.
+        reason: String,
+    },
     /// The JSON is malformed.
     #[error("malformed phi library: {0}")]
     Malformed(String),
@@ -138,10 +146,12 @@ impl PhiLibrary {
         match name {
             "paper" | "authors" => Ok(PhiLibrary::default()),
             "learned" => Ok(PhiLibrary::learned()),
-            path => PhiLibrary::from_json(
-                &std::fs::read_to_string(path)
-                    .map_err(|e| PhiError::Malformed(format!("cannot read {path}: {e}")))?,
-            ),
+            path => PhiLibrary::from_json(&std::fs::read_to_string(path).map_err(|e| {
+                PhiError::Unreadable {
+                    path: path.to_string(),
+                    reason: e.to_string(),
+                }
+            })?),
         }
     }
 

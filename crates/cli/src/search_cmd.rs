@@ -153,7 +153,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
         }
     }
     let phi = match &a.phi {
-        Some(p) => PhiLibrary::named_or_file(p).with_context(|| format!("phi library {p}"))?,
+        Some(p) => PhiLibrary::named_or_file(p)?,
         None => PhiLibrary::default(),
     };
     let t = std::time::Instant::now();

@@ -402,6 +402,18 @@ fn search_bad_input() {
         "budget",
     );
     fails_with(
+        &[
+            "search",
+            "--budget",
+            "20000",
+            "--workload",
+            "ycsb-a",
+            "--phi",
+            "nope",
+        ],
+        "cannot read nope",
+    );
+    fails_with(
         &["search", "--budget", "0", "--workload", "ycsb-a"],
         "budget",
     );
