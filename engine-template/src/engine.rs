@@ -843,6 +843,7 @@ impl Inner {
         extra_bytes: u64,
         replaced: &HashSet<u64>,
         new_entries: u64,
+        cap_to_budget: bool,
     ) -> WriterOptions {
         let d = &self.design;
         let entries = (v.entries() + extra_entries).max(1);
@@ -873,8 +874,15 @@ impl Inner {
                 .filter(|(_, f)| !replaced.contains(&f.id))
                 .map(|(_, f)| f.memory_bytes().1)
                 .sum();
-            let cap =
-                8.0 * (d.filter_bytes as f64 - held as f64).max(0.0) / new_entries.max(1) as f64;
+            // A flush always gets its level's Monkey bits: starving the newest, smallest runs would invert
+            // Monkey (they deserve the most bits per key), and every lookup probes them first. Compaction
+            // outputs, which replace their inputs, are capped by what M_BF has left, so the deeper levels
+            // absorb any overdraft until they are rewritten.
+            let cap = if cap_to_budget {
+                8.0 * (d.filter_bytes as f64 - held as f64).max(0.0) / new_entries.max(1) as f64
+            } else {
+                f64::INFINITY
+            };
             per_level
                 .get(level - 1)
                 .copied()
@@ -1007,6 +1015,7 @@ impl Inner {
             buffer.bytes() as u64,
             &HashSet::new(),
             entries.len() as u64,
+            false,
         );
         let out = Output {
             dir: &self.dir,
@@ -1110,7 +1119,7 @@ impl Inner {
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
-            writer: self.writer_options(v, target, 0, 0, &inputs, input_entries),
+            writer: self.writer_options(v, target, 0, 0, &inputs, input_entries, true),
             file_bytes: self.file_bytes(),
             stats: &self.stats,
             level: target,
