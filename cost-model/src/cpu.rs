@@ -50,6 +50,18 @@ pub struct PhiEntry {
 }
 
 impl PhiEntry {
+    /// An entry from φ per operation type in the order lookup, insert, blind update, rmw, range (the order of
+    /// Algorithm 1's measurements).
+    pub const fn from_ops([lookup, insert, blind_update, rmw, range]: [f64; 5]) -> Self {
+        PhiEntry {
+            lookup,
+            insert,
+            blind_update,
+            rmw,
+            range,
+        }
+    }
+
     /// An entry from the authors' "read-like" and "write-like" values; `update_is_write` says where blind
     /// updates go (writes for RocksDB, reads for every other system in the reference code).
     pub const fn grouped(reads: f64, writes: f64, update_is_write: bool) -> Self {

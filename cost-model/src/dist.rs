@@ -536,13 +536,7 @@ impl DistributionAware {
                 short_scan: 2.0 * runs,
             }
         };
-        let mut cost = IoCost::lsh(design, workload, per_op);
-        if !q.lsh_calibrated {
-            cost.scan = per_op.long_scan;
-            cost.per_operation = weigh(workload, &per_op, cost.scan);
-            cost.total = cost.per_operation * workload.operations as f64;
-        }
-        cost
+        IoCost::lsh(design, workload, per_op, per_op.long_scan)
     }
 }
 
@@ -799,6 +793,16 @@ mod tests {
         DistributionAware::new().evaluate(d, w).unwrap()
     }
 
+    /// The model with some of the reference code's quirks.
+    fn eval_with(quirks: ReferenceQuirks, d: &Design, w: &Workload) -> IoCost {
+        DistributionAware {
+            quirks,
+            ..Default::default()
+        }
+        .evaluate(d, w)
+        .unwrap()
+    }
+
     #[test]
     fn rocksdb_like_lsm_shape() {
         let c = eval(&lsm(10, 1, 1, 10.0), &workload(all_ops()));
@@ -932,12 +936,7 @@ mod tests {
             cold_levels_hold_no_data: true,
             ..ReferenceQuirks::NONE
         };
-        let r = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &workload(all_ops()))
-        .unwrap();
+        let r = eval_with(q, &d, &workload(all_ops()));
         assert!((r.per_op.long_scan - (r.cold_levels as f64 - 1.0 + 1000.0 / 256.0)).abs() < 1e-9);
     }
 
@@ -1064,12 +1063,7 @@ mod tests {
             latest_as_zipfian: true,
             ..ReferenceQuirks::NONE
         };
-        let as_zipf = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap();
+        let as_zipf = eval_with(q, &d, &w);
         assert!((as_zipf.per_op.lookup - latest).abs() > 0.05);
     }
 
@@ -1084,12 +1078,7 @@ mod tests {
             cold_levels_hold_no_data: true,
             ..ReferenceQuirks::NONE
         };
-        let reference = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap();
+        let reference = eval_with(q, &d, &w);
         // a miss pays data + index per cold run instead of one I/O
         let y = fixed.cold_levels as f64;
         assert!((fixed.per_op.empty_lookup - reference.per_op.empty_lookup - y).abs() < 1e-9);
@@ -1107,11 +1096,7 @@ mod tests {
             fence_is_key_only: true,
             ..ReferenceQuirks::NONE
         };
-        let key_only = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        };
-        assert_eq!(key_only.evaluate(&d, &w).unwrap().cold_levels, 0);
+        assert_eq!(eval_with(q, &d, &w).cold_levels, 0);
     }
 
     #[test]
@@ -1122,21 +1107,9 @@ mod tests {
             closed_form_fpr: true,
             ..ReferenceQuirks::NONE
         };
-        let float = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap()
-        .fpr_sum;
+        let float = eval_with(q, &d, &w).fpr_sum;
         q.integer_exponents = true;
-        let int = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap()
-        .fpr_sum;
+        let int = eval_with(q, &d, &w).fpr_sum;
         // K^{1/T} → 1 and T^{T/(T−1)} → T: the ratio is 3^{1/5}·5^{5/4}/5
         let expected = 3f64.powf(0.2) * 5f64.powf(1.25) / 5.0;
         assert!((float / int - expected).abs() < 1e-9, "{float} {int}");
@@ -1150,26 +1123,12 @@ mod tests {
             scan_full_levels: true,
             ..ReferenceQuirks::NONE
         };
-        let fixed = DistributionAware {
-            quirks: full,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap()
-        .per_op
-        .long_scan;
+        let fixed = eval_with(full, &d, &w).per_op.long_scan;
         let q = ReferenceQuirks {
             scan_double_count: true,
             ..full
         };
-        let quirky = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap()
-        .per_op
-        .long_scan;
+        let quirky = eval_with(q, &d, &w).per_op.long_scan;
         // level L counted twice: close to double
         assert!(
             quirky > 1.8 * fixed && quirky < 2.0 * fixed,
@@ -1186,12 +1145,7 @@ mod tests {
             unclamped_fpr: true,
             ..ReferenceQuirks::NONE
         };
-        let quirky = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap();
+        let quirky = eval_with(q, &d, &w);
         let fixed = eval(&d, &w);
         assert!(fixed.fpr_sum <= fixed.levels as f64 + 1e-9);
         // MODEL.md §4: with M_BF → 0 the unclamped closed form gives R ≈ 1.07 for T = 64 … per level
@@ -1212,12 +1166,7 @@ mod tests {
             fence_sum_bug: true,
             ..ReferenceQuirks::NONE
         };
-        let quirky = DistributionAware {
-            quirks: q,
-            ..Default::default()
-        }
-        .evaluate(&d, &w)
-        .unwrap();
+        let quirky = eval_with(q, &d, &w);
         let fixed = eval(&d, &w);
         assert!(quirky.fence_bytes != fixed.fence_bytes);
     }

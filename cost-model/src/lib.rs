@@ -89,10 +89,9 @@ pub struct IoCost {
 }
 
 impl IoCost {
-    /// The cost of an LSH-class design: one level, no filters, scans of one I/O per entry.
-    pub(crate) fn lsh(design: &Design, workload: &Workload, per_op: PerOp) -> IoCost {
-        let s = workload.scan_length as f64;
-        let per_operation = weigh(workload, &per_op, s);
+    /// The cost of an LSH-class design: one level, no filters, `scan` I/Os per scan.
+    pub(crate) fn lsh(design: &Design, workload: &Workload, per_op: PerOp, scan: f64) -> IoCost {
+        let per_operation = weigh(workload, &per_op, scan);
         IoCost {
             class: DesignClass::Lsh,
             levels: 1,
@@ -101,7 +100,7 @@ impl IoCost {
             filter_bytes: 0.0,
             fence_bytes: design.fence_bytes as f64,
             per_op,
-            scan: s,
+            scan,
             per_operation,
             total: per_operation * workload.operations as f64,
         }

@@ -54,6 +54,42 @@ struct State {
     mem_first_wal: u64,
     frozen: Vec<Frozen>, // newest first
     version: Arc<Version>,
+    /// Level 1 of `version` lags its design (see [`level1_backlog`]): writers wait.
+    backlog: bool,
+}
+
+impl State {
+    /// What a read sees: the active buffer, the frozen ones (newest first) and the version.
+    fn snapshot(&self) -> (Arc<Buffer>, Vec<Arc<Buffer>>, Arc<Version>) {
+        (
+            self.mem.clone(),
+            self.frozen.iter().map(|f| f.buffer.clone()).collect(),
+            self.version.clone(),
+        )
+    }
+
+    /// Installs a new version and records whether its level 1 lags the design.
+    fn install(&mut self, v: Version, design: &Design, lsh: bool) {
+        self.backlog = level1_backlog(design, lsh, &v);
+        self.version = Arc::new(v);
+    }
+}
+
+/// Whether level 1 holds more than `STALL_EXTRA_RUNS` runs beyond what the design allows it, or half again
+/// the bytes at which it should have been merged down (its fences would outgrow M_FP and every lookup would
+/// pay for the backlog). Computed once per installed version, not per write.
+fn level1_backlog(d: &Design, lsh: bool, v: &Version) -> bool {
+    !lsh && v.levels.first().is_some_and(|l1| {
+        let bytes: u64 = l1
+            .runs
+            .iter()
+            .flat_map(|r| r.files.iter())
+            .map(|f| f.meta.size)
+            .sum();
+        let merge_at = (d.size_ratio * d.buffer_bytes) as f64 * d.merge_threshold;
+        l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
+            || bytes as f64 > 1.5 * merge_at
+    })
 }
 
 struct Writer {
@@ -253,6 +289,7 @@ impl Engine {
                 mem,
                 mem_first_wal,
                 frozen: Vec::new(),
+                backlog: level1_backlog(design, lsh, &version),
                 version: Arc::new(version),
             }),
             writer: Mutex::new(Writer {
@@ -544,24 +581,9 @@ impl Inner {
         self.work_cv.notify_all();
     }
 
-    /// Whether writers must wait for background work: too many frozen buffers, or level 1 more than
-    /// `STALL_EXTRA_RUNS` runs beyond what the design allows it, or half again the bytes at which it should
-    /// have been merged down (its fences would outgrow M_FP and every lookup would pay for the backlog).
+    /// Whether writers must wait for background work: too many frozen buffers, or level 1 lagging its design.
     fn stalled(&self, s: &State) -> bool {
-        s.frozen.len() >= MAX_FROZEN
-            || s.version.levels.first().is_some_and(|l1| {
-                let d = &self.design;
-                let bytes: u64 = l1
-                    .runs
-                    .iter()
-                    .flat_map(|r| r.files.iter())
-                    .map(|f| f.meta.size)
-                    .sum();
-                let merge_at = (d.size_ratio * d.buffer_bytes) as f64 * d.merge_threshold.min(1.0);
-                !self.lsh
-                    && (l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
-                        || bytes as f64 > 1.5 * merge_at)
-            })
+        s.frozen.len() >= MAX_FROZEN || s.backlog
     }
 
     /// Appends a batch to the log and the buffer (the caller holds the keys' stripe locks); returns the log
@@ -700,17 +722,7 @@ impl Inner {
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let (mem, frozen, version) = {
-            let s = self.state.read();
-            (
-                s.mem.clone(),
-                s.frozen
-                    .iter()
-                    .map(|f| f.buffer.clone())
-                    .collect::<Vec<_>>(),
-                s.version.clone(),
-            )
-        };
+        let (mem, frozen, version) = self.state.read().snapshot();
         if let Some((_, v)) = mem.get(key) {
             return Ok(v);
         }
@@ -740,17 +752,7 @@ impl Inner {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let (mem, frozen, version) = {
-            let s = self.state.read();
-            (
-                s.mem.clone(),
-                s.frozen
-                    .iter()
-                    .map(|f| f.buffer.clone())
-                    .collect::<Vec<_>>(),
-                s.version.clone(),
-            )
-        };
+        let (mem, frozen, version) = self.state.read().snapshot();
         let seek = match start {
             Bound::Included(k) | Bound::Excluded(k) => Some(k),
             Bound::Unbounded => None,
@@ -833,17 +835,19 @@ impl Inner {
         Ok(())
     }
 
-    /// Writer options for files of `level`: Monkey's bits per key for that level given the data so far, capped so
-    /// that the filters held in memory stay within M_BF once `new_entries` entries replace the files `replaced`.
+    /// Writer options for files of `level`: Monkey's bits per key for that level given the data so far (plus
+    /// `extra_entries` and `extra_bytes` not yet in `v`). With `replacing` = (files, entries), a compaction's
+    /// output, the bits are capped so that the filters held in memory stay within M_BF once `entries` entries
+    /// replace `files`. A flush (`None`) always gets its level's Monkey bits: starving the newest, smallest
+    /// runs would invert Monkey (they deserve the most bits per key, and every lookup probes them first); the
+    /// deeper levels absorb any overdraft until they are rewritten.
     fn writer_options(
         &self,
         v: &Version,
         level: usize,
         extra_entries: u64,
         extra_bytes: u64,
-        replaced: &HashSet<u64>,
-        new_entries: u64,
-        cap_to_budget: bool,
+        replacing: Option<(&HashSet<u64>, u64)>,
     ) -> WriterOptions {
         let d = &self.design;
         let entries = (v.entries() + extra_entries).max(1);
@@ -869,20 +873,14 @@ impl Inner {
                 d.hot_runs as f64,
                 d.cold_runs as f64,
             );
-            let held: usize = v
-                .files()
-                .filter(|(_, f)| !replaced.contains(&f.id))
-                .map(|(_, f)| f.memory_bytes().1)
-                .sum();
-            // A flush always gets its level's Monkey bits: starving the newest, smallest runs would invert
-            // Monkey (they deserve the most bits per key), and every lookup probes them first. Compaction
-            // outputs, which replace their inputs, are capped by what M_BF has left, so the deeper levels
-            // absorb any overdraft until they are rewritten.
-            let cap = if cap_to_budget {
+            let cap = replacing.map_or(f64::INFINITY, |(replaced, new_entries)| {
+                let held: usize = v
+                    .files()
+                    .filter(|(_, f)| !replaced.contains(&f.id))
+                    .map(|(_, f)| f.memory_bytes().1)
+                    .sum();
                 8.0 * (d.filter_bytes as f64 - held as f64).max(0.0) / new_entries.max(1) as f64
-            } else {
-                f64::INFINITY
-            };
+            });
             per_level
                 .get(level - 1)
                 .copied()
@@ -1008,15 +1006,7 @@ impl Inner {
         let v = self.state.read().version.clone();
         let entries = buffer.sorted_entries();
         let max_seq = entries.iter().map(|e| e.1).max().unwrap_or(0);
-        let opts = self.writer_options(
-            &v,
-            1,
-            entries.len() as u64,
-            buffer.bytes() as u64,
-            &HashSet::new(),
-            entries.len() as u64,
-            false,
-        );
+        let opts = self.writer_options(&v, 1, entries.len() as u64, buffer.bytes() as u64, None);
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
@@ -1057,7 +1047,7 @@ impl Inner {
         self.write_manifest(&nv, log_number)?;
         {
             let mut s = self.state.write();
-            s.version = Arc::new(nv);
+            s.install(nv, &self.design, self.lsh);
             s.frozen.pop();
         }
         self.remove_old_segments(log_number);
@@ -1119,7 +1109,7 @@ impl Inner {
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
-            writer: self.writer_options(v, target, 0, 0, &inputs, input_entries, true),
+            writer: self.writer_options(v, target, 0, 0, Some((&inputs, input_entries))),
             file_bytes: self.file_bytes(),
             stats: &self.stats,
             level: target,
@@ -1165,7 +1155,7 @@ impl Inner {
                 .unwrap_or(s.mem_first_wal)
         };
         self.write_manifest(&nv, log_number)?;
-        self.state.write().version = Arc::new(nv);
+        self.state.write().install(nv, &self.design, self.lsh);
         let live: HashSet<u64> = self
             .state
             .read()

@@ -121,7 +121,7 @@ fn crash_20_cycles() {
 }
 
 #[test]
-#[ignore = "long (about 15 minutes): 1,000 kill/reopen cycles; run with cargo test -p cosine-engine --release --test crash -- --ignored crash_1000"]
+#[ignore = "long (about 20 minutes on 2 cores): 1,000 kill/reopen cycles; run with cargo test -p cosine-engine --release --test crash -- --ignored crash_1000"]
 fn crash_1000_cycles() {
     crash_cycles(1000, 2);
 }

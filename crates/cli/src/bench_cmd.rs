@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
-use cosine_cost_model::cpu::{phi_from_speedup, PhiEntry, PhiLibrary};
+use cosine_cost_model::cpu::{PhiEntry, PhiLibrary};
 use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
 use cosine_engine::{Engine, Options, SyncMode};
@@ -625,44 +625,35 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         .retain(|k, _| !["lsm", "btree", "lsh", "hybrid"].contains(&k.as_str()));
     println!("Algorithm 1 on this machine ({eta} cores, {records} records, {ops} operations per measurement)");
     for (class, design) in class_designs(16 << 20) {
-        let mut phis = std::collections::BTreeMap::new();
-        for op in cosine_ycsb::CALIBRATION_OPS {
-            let w = cosine_ycsb::calibration_workload(op, records, ops).expect("known operation");
-            let dir = std::env::temp_dir().join(format!(
+        let dir_of = |op: &str| {
+            std::env::temp_dir().join(format!(
                 "cosine-calibrate-{}-{class}-{op}",
                 std::process::id()
-            ));
-            let engine = Arc::new(Engine::open_with(
-                &dir,
-                &design,
-                Options {
-                    sync: SyncMode::Never,
-                },
-            )?);
-            let store = CosineStore(engine);
-            run_phase(&store, &w, eta, true, 3, None);
-            store.settle().map_err(|e| anyhow!(e))?;
-            let estimates: Vec<f64> = cosine_ycsb::measure_speedups(&store, &w, eta)
-                .into_iter()
-                .filter_map(|(c, g)| phi_from_speedup(g, c as f64))
-                .map(|phi| phi.clamp(0.0, 1.0))
-                .collect();
-            drop(store);
-            let _ = std::fs::remove_dir_all(&dir);
-            let phi = estimates.iter().sum::<f64>() / estimates.len().max(1) as f64;
-            println!("  {class:<7} {op:<13} phi {phi:.3}");
-            phis.insert(op, phi);
-        }
-        lib.entries.insert(
-            class.to_string(),
-            PhiEntry {
-                lookup: phis["lookup"],
-                insert: phis["insert"],
-                blind_update: phis["blind_update"],
-                rmw: phis["rmw"],
-                range: phis["range"],
+            ))
+        };
+        let phis = cosine_ycsb::calibrate(
+            records,
+            ops,
+            eta,
+            |op, _| {
+                let engine = Engine::open_with(
+                    dir_of(op),
+                    &design,
+                    Options {
+                        sync: SyncMode::Never,
+                    },
+                )
+                .map_err(|e| e.to_string())?;
+                Ok(Box::new(CosineStore(Arc::new(engine))) as Box<dyn Store>)
             },
-        );
+            |op, phi| {
+                let _ = std::fs::remove_dir_all(dir_of(op));
+                println!("  {class:<7} {op:<13} phi {phi:.3}");
+            },
+        )
+        .map_err(|e| anyhow!(e))?;
+        lib.entries
+            .insert(class.to_string(), PhiEntry::from_ops(phis));
     }
     lib.machine = format!(
         "{} cores, {} GiB; cosine calibrate{} on {} (Algorithm 1: phi from the speedup of 1..{eta} threads)",

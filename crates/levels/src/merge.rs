@@ -57,18 +57,15 @@ impl RunIter {
 /// A sorted source.
 #[allow(clippy::large_enum_variant)] // a handful per merge; boxing buys nothing
 pub enum Source {
-    /// Entries already in memory (a buffer's snapshot), in key order.
-    Memory(std::vec::IntoIter<Entry>),
     /// A run on disk.
     Run(RunIter),
-    /// Entries produced on demand, in key order (a scan paging through a live buffer).
+    /// Entries in memory, in key order, produced on demand (a scan paging through a live buffer).
     Lazy(Box<dyn Iterator<Item = Entry> + Send>),
 }
 
 impl Source {
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         match self {
-            Source::Memory(it) => Ok(it.next()),
             Source::Run(r) => r.next_entry(),
             Source::Lazy(it) => Ok(it.next()),
         }
@@ -135,12 +132,12 @@ mod tests {
     use super::*;
 
     fn mem(v: &[(&str, u64, Option<&str>)]) -> Source {
-        Source::Memory(
+        Source::Lazy(Box::new(
             v.iter()
                 .map(|(k, s, x)| (k.as_bytes().to_vec(), *s, x.map(|x| x.as_bytes().to_vec())))
                 .collect::<Vec<_>>()
                 .into_iter(),
-        )
+        ))
     }
 
     #[test]

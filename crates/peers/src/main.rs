@@ -74,37 +74,25 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
         .iter()
         .filter(|e| *e == "rocksdb" || *e == "wiredtiger")
     {
-        let mut phis = std::collections::BTreeMap::new();
-        for op in cosine_ycsb::CALIBRATION_OPS {
-            let w =
-                cosine_ycsb::calibration_workload(op, a.records, a.ops).expect("known operation");
-            let dir = std::path::Path::new(&a.dir).join(format!("phi-{e}-{op}"));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir)?;
-            let store = open(e, &w, a.memory, &dir)?;
-            run_phase(store.as_ref(), &w, eta, true, 3, None);
-            store.settle().map_err(|x| anyhow::anyhow!(x))?;
-            let est: Vec<f64> = cosine_ycsb::measure_speedups(store.as_ref(), &w, eta)
-                .into_iter()
-                .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(g, c as f64))
-                .map(|p| p.clamp(0.0, 1.0))
-                .collect();
-            drop(store);
-            let _ = std::fs::remove_dir_all(&dir);
-            let phi = est.iter().sum::<f64>() / est.len().max(1) as f64;
-            eprintln!("  {e:<10} {op:<13} phi {phi:.3}");
-            phis.insert(op, phi);
-        }
-        lib.entries.insert(
-            e.clone(),
-            cosine_cost_model::cpu::PhiEntry {
-                lookup: phis["lookup"],
-                insert: phis["insert"],
-                blind_update: phis["blind_update"],
-                rmw: phis["rmw"],
-                range: phis["range"],
+        let dir_of = |op: &str| std::path::Path::new(&a.dir).join(format!("phi-{e}-{op}"));
+        let phis = cosine_ycsb::calibrate(
+            a.records,
+            a.ops,
+            eta,
+            |op, w| {
+                let dir = dir_of(op);
+                let _ = std::fs::remove_dir_all(&dir);
+                std::fs::create_dir_all(&dir).map_err(|x| x.to_string())?;
+                open(e, w, a.memory, &dir).map_err(|x| x.to_string())
             },
-        );
+            |op, phi| {
+                let _ = std::fs::remove_dir_all(dir_of(op));
+                eprintln!("  {e:<10} {op:<13} phi {phi:.3}");
+            },
+        )
+        .map_err(|x| anyhow::anyhow!(x))?;
+        lib.entries
+            .insert(e.clone(), cosine_cost_model::cpu::PhiEntry::from_ops(phis));
         lib.machine = format!(
             "{}; {e} by cosine-peers --calibrate-phi ({} records, {} operations per measurement)",
             lib.machine, a.records, a.ops

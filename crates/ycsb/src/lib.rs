@@ -421,6 +421,35 @@ pub fn measure_speedups(store: &dyn Store, w: &CoreWorkload, eta: usize) -> Vec<
     out
 }
 
+/// Algorithm 1 for one engine: for each of [`CALIBRATION_OPS`], `open` a fresh store, load `records` on
+/// `eta` threads, settle, time the operation on 1..=`eta` threads and invert Eq. 2. Returns φ per operation
+/// (clamped to [0, 1], averaged over c) in [`CALIBRATION_OPS`]' order; `done` hears each one after its
+/// store is dropped (to remove its directory and report it).
+pub fn calibrate(
+    records: u64,
+    ops: u64,
+    eta: usize,
+    mut open: impl FnMut(&str, &CoreWorkload) -> Result<Box<dyn Store>, String>,
+    mut done: impl FnMut(&str, f64),
+) -> Result<[f64; 5], String> {
+    let mut phis = [0.0; 5];
+    for (slot, op) in phis.iter_mut().zip(CALIBRATION_OPS) {
+        let w = calibration_workload(op, records, ops).expect("a calibration operation");
+        let store = open(op, &w)?;
+        run_phase(store.as_ref(), &w, eta, true, 3, None);
+        store.settle()?;
+        let estimates: Vec<f64> = measure_speedups(store.as_ref(), &w, eta)
+            .into_iter()
+            .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(g, c as f64))
+            .map(|phi| phi.clamp(0.0, 1.0))
+            .collect();
+        drop(store);
+        *slot = estimates.iter().sum::<f64>() / estimates.len().max(1) as f64;
+        done(op, *slot);
+    }
+    Ok(phis)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
