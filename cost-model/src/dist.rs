@@ -22,8 +22,11 @@
 //! * **LSH as our hash-indexed runs**: one block per lookup, none per miss, 1/B per write, a scan seeks every run
 //!   (`lsh_calibrated`);
 //! * **"latest" as recency**: the newest inserts are in the buffer and the top levels (`latest_as_zipfian`);
-//! * **a fence is its key plus a 20-byte block handle** (`fence_is_key_only`);
-//! * **out-of-place updates** without filters too (`in_place_unfiltered_updates`).
+//! * **a fence is its key plus 21 bytes** (block handle, offset, and the byte that makes it the smallest key
+//!   above the previous block; `fence_is_key_only`);
+//! * **out-of-place updates** without filters too (`in_place_unfiltered_updates`);
+//! * a single-run level that **partial compaction** feeds file by file is probed only for the keys it holds
+//!   (`partial_levels_span_keys`).
 //!
 //! Evaluation is O(L·max(K,Z)) per key partition: probabilities of "not in run" are multiplied as prefix and
 //! suffix sums of logarithms (stable when α is tiny or exactly 1).
@@ -321,7 +324,9 @@ fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
 
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
 /// Returns None when such a key can never exist (q = 0).
-fn lookup_cost(tree: &Tree, part: &KeyPart) -> Option<f64> {
+/// `spans[i]`: whether level i spans the key space, so that a lookup passing it probes it (see
+/// `ReferenceQuirks::partial_levels_span_keys`).
+fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool]) -> Option<f64> {
     let l = tree.l as usize;
     // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1.
     let la: Vec<f64> = (0..=l)
@@ -349,7 +354,7 @@ fn lookup_cost(tree: &Tree, part: &KeyPart) -> Option<f64> {
             let reach = (la[0] + prefix[i]).exp();
             cost += idx * reach * -scaled(tree.runs[i], la[i]).exp_m1() / q;
         }
-        let p = tree.fpr[i] + idx;
+        let p = if spans[i] { tree.fpr[i] + idx } else { 0.0 };
         if p == 0.0 {
             continue;
         }
@@ -613,6 +618,17 @@ impl DistributionAware {
             tree.fpr_sum + y as f64 * z * (1.0 + tree.index_cost[l as usize])
         };
 
+        // whether a level spans the key space: compaction merges it whole, or it holds several runs (each
+        // a whole flush or merge); a single run that partial compaction feeds file by file holds only the
+        // ranges it has not pushed down yet
+        let merged_whole = |i: u32| match design.compaction {
+            Compaction::Full => true,
+            Compaction::Partial => false,
+            Compaction::Hybrid => i <= design.full_compaction_levels,
+        };
+        let spans: Vec<bool> = (0..=l)
+            .map(|i| q.partial_levels_span_keys || merged_whole(i) || tree.runs[i as usize] > 1.0)
+            .collect();
         let mut lookup = 0.0;
         if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
             lookup = latest_lookup(&tree, *theta, shape.entries);
@@ -626,17 +642,12 @@ impl DistributionAware {
             // false positive, or a block without filters, plus the index when cold); a level that partial
             // compaction feeds file by file holds the contiguous key ranges it has not pushed down yet, so
             // only the lookups whose key it holds touch it.
-            let spans = |i: u32| match design.compaction {
-                Compaction::Full => true,
-                Compaction::Partial => false,
-                Compaction::Hybrid => i <= design.full_compaction_levels,
-            };
             let mut above = 0.0;
             for i in 1..=l {
                 let iu = i as usize;
                 let own = 1.0 + tree.index_cost[iu];
                 lookup += layout::data_share(i, l, t) * (above + own);
-                if spans(i) {
+                if merged_whole(i) {
                     above += tree.runs[iu] * (tree.fpr[iu] + tree.index_cost[iu]);
                 }
             }
@@ -645,7 +656,7 @@ impl DistributionAware {
                 if part.get <= 0.0 {
                     continue;
                 }
-                lookup += part.get * lookup_cost(&tree, part).unwrap_or(empty_lookup);
+                lookup += part.get * lookup_cost(&tree, part, &spans).unwrap_or(empty_lookup);
             }
         }
         if q.btree_discount && class == DesignClass::Btree {
@@ -782,7 +793,7 @@ mod tests {
 
     /// A leveled/tiered LSM with fences for every block and `bits` filter bits per key.
     fn lsm(t: u64, k: u64, z: u64, bits: f64) -> Design {
-        let mut d = Design::rocksdb_like(64 << 20, (bits * N as f64 / 8.0) as u64, N * 36 / 32);
+        let mut d = Design::rocksdb_like(64 << 20, (bits * N as f64 / 8.0) as u64, N * 37 / 32);
         d.size_ratio = t;
         d.hot_runs = k;
         d.cold_runs = z;
@@ -1083,6 +1094,41 @@ mod tests {
         let y = fixed.cold_levels as f64;
         assert!((fixed.per_op.empty_lookup - reference.per_op.empty_lookup - y).abs() < 1e-9);
         assert!(fixed.per_op.lookup > reference.per_op.lookup);
+    }
+
+    #[test]
+    fn a_partially_compacted_level_is_probed_only_for_its_own_keys() {
+        // no filters: a lookup passing a level that spans the key space reads one of its blocks
+        let mut d = lsm(10, 1, 1, 0.0);
+        d.class = None;
+        d.compaction = Compaction::Partial;
+        let mut w = workload(OperationMix {
+            lookup: 0.5,
+            blind_update: 0.5,
+            ..OperationMix::default()
+        });
+        w.reads = KeyDistribution::Uniform { universe: None };
+        let fixed = eval(&d, &w);
+        let q = ReferenceQuirks {
+            partial_levels_span_keys: true,
+            ..ReferenceQuirks::NONE
+        };
+        let spanning = eval_with(q, &d, &w);
+        assert!(fixed.levels >= 2);
+        // only passing probes change, and a key in the last level passes every level above it
+        assert!(
+            spanning.per_op.lookup > fixed.per_op.lookup + 0.5,
+            "{} vs {}",
+            spanning.per_op.lookup,
+            fixed.per_op.lookup
+        );
+        assert_eq!(spanning.per_op.empty_lookup, fixed.per_op.empty_lookup);
+        // levels that full compaction merges whole span the key space either way
+        d.compaction = Compaction::Full;
+        assert_eq!(
+            eval(&d, &w).per_op.lookup,
+            eval_with(q, &d, &w).per_op.lookup
+        );
     }
 
     #[test]

@@ -25,9 +25,10 @@ pub fn data_share(i: u32, levels: u32, t: f64) -> f64 {
     t.powi(i as i32 - levels as i32) * (t - 1.0) / (t * (1.0 - tl))
 }
 
-/// Bytes a fence pointer takes beyond its key: where its block starts and how long it is, plus the key's
-/// offset in the fence array (the engine's `cosine_fence_pointers::FENCE_OVERHEAD_BYTES`).
-pub const FENCE_POINTER_BYTES: f64 = 20.0;
+/// Bytes a fence pointer takes beyond a key: where its block starts and how long it is, plus the key's
+/// offset in the fence array (the engine's `cosine_fence_pointers::FENCE_OVERHEAD_BYTES`), plus the zero byte
+/// that makes a fence the smallest key above the previous block (`cosine_fence_pointers::fence_after`).
+pub const FENCE_POINTER_BYTES: f64 = 21.0;
 
 /// Everything about the data set the layout needs.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -57,6 +57,12 @@ pub struct ReferenceQuirks {
     /// write). Fixed: every design writes out of place, so a blind update costs an insert and a
     /// read-modify-write a lookup plus an insert, as with filters.
     pub in_place_unfiltered_updates: bool,
+    /// Every level spans the key space, so a lookup passing a level probes it (a filter false positive, or a
+    /// data block without filters, plus the index block when cold). Fixed: a single-run level that partial
+    /// compaction feeds file by file holds only the key ranges it has not pushed down yet, so a lookup touches
+    /// it only when it holds the key (as measured on our engine's B-tree-like design: level-1 reads matched the
+    /// lookups its keys answer, not every lookup that passed it).
+    pub partial_levels_span_keys: bool,
 }
 
 impl ReferenceQuirks {
@@ -80,6 +86,7 @@ impl ReferenceQuirks {
         latest_as_zipfian: false,
         fence_is_key_only: false,
         in_place_unfiltered_updates: false,
+        partial_levels_span_keys: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -101,6 +108,7 @@ impl ReferenceQuirks {
         latest_as_zipfian: true,
         fence_is_key_only: true,
         in_place_unfiltered_updates: true,
+        partial_levels_span_keys: true,
     };
 
     /// ln 2 as the reference code computes it when `approximate_ln2` is set.

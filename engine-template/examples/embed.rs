@@ -42,12 +42,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for l in &s.levels {
         println!(
-            "  level {}: {} runs, {} files, {} bytes, {} ({} block reads, {} filter probes)",
+            "  level {}: {} runs, {} files, {} bytes, fences of {} runs in memory ({} block reads, {} filter probes)",
             l.level,
             l.runs,
             l.files,
             l.bytes,
-            if l.hot { "hot" } else { "cold" },
+            l.resident_runs,
             l.io.block_reads,
             l.io.filter_probes
         );

@@ -482,6 +482,13 @@ impl Drop for Engine {
     }
 }
 
+/// Where fence pointers live: how many levels count as hot, and per level how many of its newest runs keep
+/// their fences and filters in memory.
+struct Residency {
+    hot_levels: usize,
+    resident_runs: Vec<usize>,
+}
+
 /// Pages through a live buffer in key order for a scan: it copies a chunk of entries at a time (first the
 /// scan's limit, doubling when tombstones or newer runs make the merge ask for more), never the whole buffer.
 struct BufferCursor {
@@ -799,38 +806,54 @@ impl Inner {
         Ok(out)
     }
 
-    /// Levels whose fence pointers fit in M_FP, counted from the top (the rest are cold).
-    fn hot_levels(&self, v: &Version) -> usize {
+    /// Which runs keep their fence pointers (and filters) in memory: walking the levels from the top and each
+    /// level's runs newest first, every run whose fences fit in what M_FP has left, up to the first that does
+    /// not. A level outgrowing its share between merges so loses only its oldest runs' fences, not all of
+    /// them. Hot levels (for the planner's K and Z) are the levels that keep at least one run resident.
+    fn residency(&self, v: &Version) -> Residency {
+        let mut resident_runs = vec![0; v.levels.len()];
         if self.lsh {
-            return v.levels.len();
+            // hash-indexed runs: no fences at all, and every level is "hot" (K runs)
+            return Residency {
+                hot_levels: v.levels.len(),
+                resident_runs,
+            };
         }
-        let mut used = 0u64;
+        let mut left = self.design.fence_bytes;
         for (i, level) in v.levels.iter().enumerate() {
-            let fences: u64 = level
-                .runs
-                .iter()
-                .flat_map(|r| r.files.iter())
-                .map(|f| {
-                    // the in-memory fences' size: each block's first key (about the file's key length)
-                    // plus the start offset and handle
-                    let key = (f.meta.min_key.len() + f.meta.max_key.len()).div_ceil(2);
-                    f.meta.data_blocks as u64
-                        * (key + cosine_fence_pointers::FENCE_OVERHEAD_BYTES) as u64
-                })
-                .sum();
-            used += fences;
-            if used > self.design.fence_bytes {
-                return i;
+            for run in &level.runs {
+                let need: u64 = run.files.iter().map(|f| f.meta.fence_bytes).sum();
+                if need > left {
+                    let hot_levels = i + usize::from(resident_runs[i] > 0);
+                    return Residency {
+                        hot_levels,
+                        resident_runs,
+                    };
+                }
+                left -= need;
+                resident_runs[i] += 1;
             }
         }
-        v.levels.len().max(1) + 8
+        Residency {
+            hot_levels: v.levels.len().max(1) + 8,
+            resident_runs,
+        }
+    }
+
+    /// Levels that keep fences in memory, counted from the top (the rest are cold and hold up to Z runs).
+    fn hot_levels(&self, v: &Version) -> usize {
+        self.residency(v).hot_levels
     }
 
     fn set_residency(&self, v: &Version) -> Result<()> {
-        let hot = self.hot_levels(v);
+        let r = self.residency(v);
         let filters = self.design.filter_bytes > 0 && !self.lsh;
-        for (level, f) in v.files() {
-            f.set_residency(level <= hot && !self.lsh, filters)?;
+        for (level, resident) in v.levels.iter().zip(&r.resident_runs) {
+            for (j, run) in level.runs.iter().enumerate() {
+                for f in &run.files {
+                    f.set_residency(j < *resident, filters)?;
+                }
+            }
         }
         Ok(())
     }
@@ -1179,7 +1202,7 @@ impl Inner {
                 s.mem.bytes() + s.frozen.iter().map(|f| f.buffer.bytes()).sum::<usize>(),
             )
         };
-        let hot = self.hot_levels(&version);
+        let residency = self.residency(&version);
         let counters = self.stats.snapshot(version.levels.len());
         let levels: Vec<LevelStats> = version
             .levels
@@ -1191,7 +1214,8 @@ impl Inner {
                 files: l.runs.iter().map(|r| r.files.len()).sum(),
                 bytes: l.bytes(),
                 entries: l.entries(),
-                hot: i < hot,
+                hot: i < residency.hot_levels,
+                resident_runs: residency.resident_runs.get(i).copied().unwrap_or(0),
                 io: counters.get(i).copied().unwrap_or_default(),
             })
             .collect();

@@ -16,8 +16,10 @@ pub struct LevelStats {
     pub bytes: u64,
     /// Entries (versions).
     pub entries: u64,
-    /// Whether fences (and filters) are in memory.
+    /// Whether the level is hot: at least its newest run keeps its fences (and filters) in memory.
     pub hot: bool,
+    /// Runs, newest first, whose fences and filters are in memory (all of them on a level M_FP covers).
+    pub resident_runs: usize,
     /// Block reads and writes, index reads, filter probes and false positives.
     pub io: LevelSnapshot,
 }

@@ -331,3 +331,52 @@ fn scans_page_past_buffered_tombstones() {
         e.close().unwrap();
     }
 }
+
+#[test]
+fn fences_stay_in_memory_run_by_run_within_m_fp() {
+    // three flushed runs at level 1 over disjoint key ranges, and fence memory for about two of them: the
+    // two newest keep their fences, the oldest is read through its on-disk index; the level stays hot
+    let dir = tempfile::tempdir().unwrap();
+    let design = Design {
+        block_bytes: 4096,
+        file_bytes: 64 << 20,
+        ..Design::tiered(10, 1 << 20, 64 << 10, 3_000)
+    };
+    let e = Engine::open_with(
+        dir.path(),
+        &design,
+        Options {
+            sync: SyncMode::Never,
+        },
+    )
+    .unwrap();
+    let k = |run: u32, i: u32| format!("run{run}-key{i:05}").into_bytes();
+    for run in 0..3 {
+        for i in 0..1000 {
+            e.put(&k(run, i), &[b'v'; 100]).unwrap();
+        }
+        e.flush().unwrap();
+    }
+    e.wait_for_compactions().unwrap();
+    let s = e.stats();
+    assert_eq!(s.levels.len(), 1, "{:?}", s.levels);
+    let l1 = &s.levels[0];
+    assert_eq!((l1.runs, l1.resident_runs, l1.hot), (3, 2, true), "{l1:?}");
+    assert!(
+        s.memory.fence_bytes as u64 <= design.fence_bytes + 1024,
+        "{:?}",
+        s.memory
+    );
+    let cost = |key: &[u8]| {
+        let before = e.stats();
+        assert!(e.get(key).unwrap().is_some());
+        let after = e.stats();
+        (
+            after.block_reads() - before.block_reads(),
+            after.index_reads() - before.index_reads(),
+        )
+    };
+    assert_eq!(cost(&k(2, 500)), (1, 0), "newest run: fences in memory");
+    assert_eq!(cost(&k(1, 500)), (1, 0), "second run: fences in memory");
+    assert_eq!(cost(&k(0, 500)), (1, 1), "oldest run: index block on disk");
+}

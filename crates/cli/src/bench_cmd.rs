@@ -7,7 +7,9 @@ use cosine_cost_model::cpu::{PhiEntry, PhiLibrary};
 use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
 use cosine_engine::{Engine, Options, SyncMode};
-use cosine_ycsb::{parse_properties, run_phase, CoreWorkload, CosineStore, PhaseReport, Store};
+use cosine_ycsb::{
+    parse_properties, run_phase, CalibrationStage, CoreWorkload, CosineStore, PhaseReport, Store,
+};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -148,6 +150,9 @@ struct RunSpec {
     seed: u64,
     /// Unmeasured writes of the workload between load and run (validate's steady state).
     warm_up_writes: u64,
+    /// Slices the warm-up and the run are cut into and interleaved (warm-up slice, run slice, ...), so that
+    /// the measured operations meet the tree at that many points of its merge cycle rather than one.
+    slices: u64,
     show_progress: bool,
 }
 
@@ -162,6 +167,7 @@ fn run_bench(
         sync,
         seed,
         warm_up_writes,
+        slices,
         show_progress,
     } = spec;
     let engine = Arc::new(Engine::open_with(dir, design, Options { sync })?);
@@ -173,20 +179,46 @@ fn run_bench(
     let before = store.io();
     let mut measured = w.clone();
     let writes = w.update + w.insert + w.read_modify_write;
-    if warm_up_writes > 0 && writes > 0.0 {
-        // the workload's writes alone (reads do not change the tree), unmeasured, so that the buffer and the
-        // upper levels hold what the workload itself writes (the model's steady state), not the load's tail
-        let mut warm = w.clone();
-        (warm.read, warm.scan, warm.read_modify_write) = (0.0, 0.0, 0.0);
-        warm.update = (w.update + w.read_modify_write) / writes;
-        warm.insert = w.insert / writes;
-        warm.operation_count = warm_up_writes;
-        measured.inserted_before =
-            run_phase(&store, &warm, threads, false, seed + 2, None).inserted;
+    let slices = slices.clamp(1, w.operation_count.max(1));
+    let mut run: Option<PhaseReport> = None;
+    // half the warm-up before the first slice, the other half spread between the slices
+    let spread = if slices > 1 { warm_up_writes / 2 } else { 0 };
+    for i in 0..slices {
+        let share = |total: u64| total / slices + u64::from(i < total % slices);
+        let warm_writes = share(spread) + if i == 0 { warm_up_writes - spread } else { 0 };
+        if warm_writes > 0 && writes > 0.0 {
+            // the workload's writes alone (reads do not change the tree), unmeasured, so that the buffer and
+            // the upper levels hold what the workload itself writes (the model's steady state), not the
+            // load's tail
+            let mut warm = measured.clone();
+            (warm.read, warm.scan, warm.read_modify_write) = (0.0, 0.0, 0.0);
+            warm.update = (w.update + w.read_modify_write) / writes;
+            warm.insert = w.insert / writes;
+            warm.operation_count = warm_writes;
+            measured.inserted_before +=
+                run_phase(&store, &warm, threads, false, seed + 2 + 10 * i, None).inserted;
+            // the warm-up writes as fast as it can, unlike the workload it stands for: let compaction catch
+            // up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog of
+            // level-1 runs that the run's own write rate would not have left
+            engine.wait_for_compactions()?;
+        }
+        let mut slice = measured.clone();
+        slice.operation_count = share(w.operation_count);
+        let label = if slices > 1 {
+            format!("run {}/{slices}", i + 1)
+        } else {
+            "run".into()
+        };
+        let r = phase_with_progress(show_progress, &label, slice.operation_count, |p| {
+            run_phase(&store, &slice, threads, false, seed + 1 + 10 * i, p)
+        });
+        measured.inserted_before += r.inserted;
+        match &mut run {
+            Some(all) => all.absorb(r),
+            None => run = Some(r),
+        }
     }
-    let run = phase_with_progress(show_progress, "run", w.operation_count, |p| {
-        run_phase(&store, &measured, threads, false, seed + 1, p)
-    });
+    let run = run.ok_or_else(|| anyhow!("the run has no operations"))?;
     // flush and compaction I/O per write over the warm-up and the run together, including the compactions
     // still owed at the end (settled): a writer that outruns compaction defers merges, it does not avoid them
     store.settle().map_err(|e| anyhow!(e))?;
@@ -249,6 +281,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             sync,
             seed: a.seed,
             warm_up_writes: 0,
+            slices: 1,
             show_progress: !a.json,
         },
     )?;
@@ -294,16 +327,20 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         r.run.read_ios_per_op.unwrap_or(0.0),
         r.run.background_ios_per_op.unwrap_or(0.0)
     );
-    println!("level  runs  files      MiB    entries  fences   block reads  index reads  filter probes  false pos.");
+    println!("level  runs  files      MiB    entries     fences   block reads  index reads  filter probes  false pos.");
     for l in &r.stats.levels {
         println!(
-            "{:>5} {:>5} {:>6} {:>8.1} {:>10} {:>7} {:>13} {:>12} {:>14} {:>11}",
+            "{:>5} {:>5} {:>6} {:>8.1} {:>10} {:>10} {:>13} {:>12} {:>14} {:>11}",
             l.level,
             l.runs,
             l.files,
             l.bytes as f64 / (1u64 << 20) as f64,
             l.entries,
-            if l.hot { "memory" } else { "disk" },
+            match l.resident_runs {
+                n if n >= l.runs => "memory".to_string(),
+                0 => "disk".to_string(),
+                n => format!("{n}/{} mem", l.runs),
+            },
             l.io.block_reads,
             l.io.index_reads,
             l.io.filter_probes,
@@ -327,7 +364,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
 
 fn level_json(l: &cosine_engine::LevelStats) -> serde_json::Value {
     serde_json::json!({
-        "level": l.level, "runs": l.runs, "files": l.files, "bytes": l.bytes, "entries": l.entries, "hot": l.hot,
+        "level": l.level, "runs": l.runs, "files": l.files, "bytes": l.bytes, "entries": l.entries, "hot": l.hot, "resident_runs": l.resident_runs,
         "block_reads": l.io.block_reads, "index_reads": l.io.index_reads, "block_writes": l.io.block_writes,
         "filter_probes": l.io.filter_probes, "filter_negatives": l.io.filter_negatives,
         "false_positives": l.io.false_positives, "compaction_reads": l.io.compaction_reads,
@@ -362,6 +399,11 @@ fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
         (DesignClass::Hybrid, hybrid),
     ]
 }
+
+/// Slices of a validate run: its operations meet the tree at this many points spread over the second half of
+/// the warm-up, so one run does not measure a single moment of the merge cycle (a level just merged away, or
+/// just about to be).
+const VALIDATE_SLICES: u64 = 8;
 
 /// Arguments of `cosine validate`.
 #[derive(Parser, Debug)]
@@ -441,6 +483,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                     sync: SyncMode::Never,
                     seed: 11,
                     warm_up_writes: warm_up,
+                    slices: VALIDATE_SLICES,
                     show_progress: false,
                 },
             )?;
@@ -448,11 +491,11 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             let per_write = r.background_per_write.filter(|_| r.run_writes > 0);
             let measured = r.run.read_ios_per_op.unwrap_or(0.0)
                 + per_write.unwrap_or(0.0) * r.run_writes as f64 / r.run.operations.max(1) as f64;
-            let mut model_w = w.to_model();
+            // the data set the run met on average: the load, the warm-up's inserts and half the run's
             let warm_inserts = (warm_up as f64 * w.insert
                 / (w.update + w.insert + w.read_modify_write).max(1e-12))
                 as u64;
-            model_w.entries = w.record_count + r.run.inserted / 2 + warm_inserts;
+            let model_w = w.to_model_over(w.record_count + warm_inserts + r.run.inserted / 2);
             let cost = DistributionAware::new().evaluate(&design, &model_w).ok();
             let predicted = cost.as_ref().map_or(f64::NAN, |c| c.per_operation);
             let accuracy = if measured > 0.0 {
@@ -635,7 +678,12 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             records,
             ops,
             eta,
-            |op, _| {
+            |op, _, stage| {
+                // the timings reopen the loaded tree with a buffer that holds every timed write
+                let mut design = design.clone();
+                if let CalibrationStage::Time { write_room } = stage {
+                    design.buffer_bytes = design.buffer_bytes.max(write_room);
+                }
                 let engine = Engine::open_with(
                     dir_of(op),
                     &design,

@@ -17,7 +17,7 @@ use crate::error::{io, Error, Result};
 use crate::stats::IoStats;
 use cosine_design::FilterGranularity;
 use cosine_fence_pointers::{
-    stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex,
+    fence_after, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex,
 };
 use cosine_filters::{FileFilter, KeyFilter};
 use parking_lot::RwLock;
@@ -69,6 +69,8 @@ pub struct FileMeta {
     pub size: u64,
     /// Blocks written (data + index).
     pub blocks_written: u64,
+    /// Memory the file's fences take when its level is hot (fence keys + 20 bytes each).
+    pub fence_bytes: u64,
 }
 
 fn crc(bytes: &[u8]) -> u32 {
@@ -83,7 +85,7 @@ pub struct RunFileWriter {
     offset: u64,
     block: Vec<u8>,
     block_count: u32,
-    block_first: Option<Vec<u8>>,
+    block_fence: Option<Vec<u8>>,
     fences: Fences,
     block_keys: Vec<Vec<u8>>,
     per_block_filters: Vec<Option<KeyFilter>>,
@@ -113,7 +115,7 @@ impl RunFileWriter {
             offset: 0,
             block: Vec::with_capacity(opts.block_bytes + 64),
             block_count: 0,
-            block_first: None,
+            block_fence: None,
             fences: Fences::new(),
             block_keys: Vec::new(),
             per_block_filters: Vec::new(),
@@ -142,8 +144,13 @@ impl RunFileWriter {
     /// Appends an entry; keys must be strictly increasing.
     pub fn add(&mut self, key: &[u8], seq: u64, value: Option<&[u8]>) -> Result<()> {
         debug_assert!(self.min_key.is_none() || key > self.max_key.as_slice());
-        if self.block_first.is_none() {
-            self.block_first = Some(key.to_vec());
+        if self.block_fence.is_none() {
+            // the block's fence: its first key, or for a later block the smallest key above the previous
+            // block's last key, so that a seek between the two blocks reads only the later one
+            self.block_fence = Some(match self.min_key {
+                None => key.to_vec(),
+                Some(_) => fence_after(&self.max_key),
+            });
             self.block.extend_from_slice(&0u32.to_le_bytes());
         }
         self.block.push(value.is_some() as u8);
@@ -193,7 +200,7 @@ impl RunFileWriter {
     }
 
     fn flush_block(&mut self) -> Result<()> {
-        let Some(first) = self.block_first.take() else {
+        let Some(first) = self.block_fence.take() else {
             return Ok(());
         };
         let payload = std::mem::take(&mut self.block);
@@ -317,6 +324,7 @@ impl RunFileWriter {
             max_key: self.max_key,
             size: self.offset,
             blocks_written: self.blocks_written,
+            fence_bytes: self.fences.memory_bytes() as u64,
         })
     }
 }
@@ -442,7 +450,7 @@ impl RunFile {
         }
         let block_bytes = c.u32().ok_or_else(bad)?;
         let _index_off = c.u64().ok_or_else(bad)?;
-        let _index_len = c.u64().ok_or_else(bad)?;
+        let index_len = c.u64().ok_or_else(bad)?;
         let mut secs = [(0u64, 0u32); 4];
         for s in secs.iter_mut() {
             *s = (c.u64().ok_or_else(bad)?, c.u32().ok_or_else(bad)?);
@@ -499,6 +507,8 @@ impl RunFile {
                 max_key,
                 size,
                 blocks_written: 0,
+                // each index block encodes its fences as in memory plus a count and a checksum (8 bytes)
+                fence_bytes: index_len.saturating_sub(8 * top.0.len() as u64),
             },
             footer,
             top,
@@ -564,7 +574,7 @@ impl RunFile {
         for i in 0..self.top.0.len() {
             let ib = self.read_index_block(self.top.0.handle(i))?;
             for j in 0..ib.len() {
-                all.push(ib.first_key(j).to_vec(), ib.handle(j));
+                all.push(ib.lower_bound(j).to_vec(), ib.handle(j));
             }
         }
         Ok(all)
@@ -881,6 +891,52 @@ mod tests {
         }
         let s = stats.snapshot(1)[0];
         assert!(s.filter_negatives > 0 && s.index_reads > 0);
+    }
+
+    #[test]
+    fn a_seek_between_blocks_reads_only_the_later_block() {
+        let dir = tempfile::tempdir().unwrap();
+        for hot in [true, false] {
+            let f = build(
+                dir.path(),
+                &format!("s{hot}"),
+                opts(0.0, FilterGranularity::File, false),
+                500,
+            );
+            f.set_residency(hot, false).unwrap();
+            // the fences the level's residency would charge are the fences loaded
+            if hot {
+                let (fences, _) = f.memory_bytes();
+                assert_eq!(
+                    f.meta.fence_bytes as usize,
+                    fences - f.top.memory_bytes(),
+                    "fence bytes"
+                );
+            }
+            let stats = Arc::new(IoStats::default());
+            for j in 0..499u32 {
+                // every odd key lies in a gap, some of them between two blocks
+                let start = format!("key{:06}", j * 2 + 1);
+                let mut it = FileIter::new(
+                    f.clone(),
+                    Some(start.as_bytes()),
+                    Some((stats.clone(), 1, false)),
+                )
+                .unwrap();
+                let before = stats.snapshot(1)[0];
+                assert_eq!(
+                    it.next_entry().unwrap().unwrap().0,
+                    format!("key{:06}", j * 2 + 2).into_bytes()
+                );
+                let after = stats.snapshot(1)[0];
+                assert_eq!(
+                    after.block_reads - before.block_reads,
+                    1,
+                    "{start} hot={hot}"
+                );
+                assert_eq!(after.index_reads - before.index_reads, u64::from(!hot));
+            }
+        }
     }
 
     #[test]

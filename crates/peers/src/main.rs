@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use clap::Parser;
 use cosine_cost_model::cpu::PhiLibrary;
 use cosine_engine::{Engine, Options, SyncMode};
-use cosine_ycsb::{run_phase, CoreWorkload, CosineStore, Store};
+use cosine_ycsb::{run_phase, CalibrationStage, CoreWorkload, CosineStore, Store};
 use std::sync::Arc;
 
 /// Arguments.
@@ -79,11 +79,19 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
             a.records,
             a.ops,
             eta,
-            |op, w| {
+            |op, w, stage| {
                 let dir = dir_of(op);
-                let _ = std::fs::remove_dir_all(&dir);
-                std::fs::create_dir_all(&dir).map_err(|x| x.to_string())?;
-                open(e, w, a.memory, &dir).map_err(|x| x.to_string())
+                let memory = match stage {
+                    CalibrationStage::Load => {
+                        let _ = std::fs::remove_dir_all(&dir);
+                        std::fs::create_dir_all(&dir).map_err(|x| x.to_string())?;
+                        a.memory
+                    }
+                    // the timings reopen the loaded store with room for every timed write in its write
+                    // buffer (RocksDB's is a quarter of the budget; WiredTiger's cache is all of it)
+                    CalibrationStage::Time { write_room } => a.memory.max(4 * write_room),
+                };
+                open(e, w, memory, &dir).map_err(|x| x.to_string())
             },
             |op, phi| {
                 let _ = std::fs::remove_dir_all(dir_of(op));

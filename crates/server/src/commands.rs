@@ -846,8 +846,8 @@ impl Db {
         ));
         for l in &s.levels {
             out.push_str(&format!(
-                "level{}:runs={},files={},bytes={},entries={},hot={},block_reads={},block_writes={}\r\n",
-                l.level, l.runs, l.files, l.bytes, l.entries, l.hot as u8, l.io.block_reads, l.io.block_writes
+                "level{}:runs={},files={},bytes={},entries={},hot={},resident_runs={},block_reads={},block_writes={}\r\n",
+                l.level, l.runs, l.files, l.bytes, l.entries, l.hot as u8, l.resident_runs, l.io.block_reads, l.io.block_writes
             ));
         }
         out.push_str("\r\n# Memory\r\n");

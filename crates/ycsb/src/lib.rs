@@ -206,6 +206,50 @@ pub struct PhaseReport {
     pub inserted: u64,
 }
 
+impl PhaseReport {
+    /// Folds a later slice of the same phase into this one: counts, seconds, inserts and errors add up, and
+    /// per-operation figures (I/Os, latency percentiles) become count-weighted means of the slices'. The
+    /// percentiles are then approximate; the I/O means are exact.
+    pub fn absorb(&mut self, other: PhaseReport) {
+        let weigh = |a: Option<f64>, na: u64, b: Option<f64>, nb: u64| match (a, b) {
+            (Some(a), Some(b)) if na + nb > 0 => {
+                Some((a * na as f64 + b * nb as f64) / (na + nb) as f64)
+            }
+            (a, None) => a.filter(|_| nb == 0),
+            (None, b) => b.filter(|_| na == 0),
+            _ => None,
+        };
+        let (n0, n1) = (self.operations, other.operations);
+        self.read_ios_per_op = weigh(self.read_ios_per_op, n0, other.read_ios_per_op, n1);
+        self.background_ios_per_op = weigh(
+            self.background_ios_per_op,
+            n0,
+            other.background_ios_per_op,
+            n1,
+        );
+        for (name, o) in other.ops {
+            match self.ops.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, mine)) => {
+                    let (a, b) = (mine.count, o.count);
+                    let mean =
+                        |x: f64, y: f64| (x * a as f64 + y * b as f64) / (a + b).max(1) as f64;
+                    mine.p50_us = mean(mine.p50_us, o.p50_us);
+                    mine.p95_us = mean(mine.p95_us, o.p95_us);
+                    mine.p99_us = mean(mine.p99_us, o.p99_us);
+                    mine.read_ios = weigh(mine.read_ios, a, o.read_ios, b);
+                    mine.count += b;
+                }
+                None => self.ops.push((name, o)),
+            }
+        }
+        self.operations += n1;
+        self.seconds += other.seconds;
+        self.throughput = self.operations as f64 / self.seconds.max(1e-9);
+        self.errors += other.errors;
+        self.inserted += other.inserted;
+    }
+}
+
 fn value(rng: &mut StdRng, bytes: usize) -> Vec<u8> {
     (0..bytes).map(|_| rng.random_range(b'a'..=b'z')).collect()
 }
@@ -421,23 +465,55 @@ pub fn measure_speedups(store: &dyn Store, w: &CoreWorkload, eta: usize) -> Vec<
     out
 }
 
-/// Algorithm 1 for one engine: for each of [`CALIBRATION_OPS`], `open` a fresh store, load `records` on
-/// `eta` threads, settle, time the operation on 1..=`eta` threads and invert Eq. 2. Returns φ per operation
-/// (clamped to [0, 1], averaged over c) in [`CALIBRATION_OPS`]' order; `done` hears each one after its
-/// store is dropped (to remove its directory and report it).
+/// What [`calibrate`] asks its `open` for: a fresh store to load, then the same directory again for the timings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CalibrationStage {
+    /// A fresh, empty store in the engine's own configuration, which `calibrate` loads and settles.
+    Load,
+    /// The loaded store, reopened for the timings with room for `write_room` bytes of writes (0 for lookups
+    /// and scans) in its write buffer, so that no flush or compaction runs while the threads are timed.
+    /// Algorithm 1 times one query per core; on a machine with few cores a background flush would take a
+    /// core from the timed threads, and every write operation would look serial (φ ≈ 0). Flush and
+    /// compaction I/O is the I/O model's to charge, not φ's.
+    Time {
+        /// Bytes of writes the timings will make.
+        write_room: u64,
+    },
+}
+
+/// Bytes the timings of `op` write on `w` (all of [`measure_speedups`]' runs on 1..=`eta` threads), with room
+/// for the write buffer's own overhead per entry.
+pub fn calibration_write_bytes(op: &str, w: &CoreWorkload, eta: usize) -> u64 {
+    let per_write = match op {
+        "insert" | "blind_update" => w.value_bytes() as u64,
+        "rmw" => w.field_length as u64,
+        _ => return 0,
+    } + 24
+        + 96;
+    w.operation_count * eta.max(2) as u64 * per_write * 5 / 4
+}
+
+/// Algorithm 1 for one engine: for each of [`CALIBRATION_OPS`], `open` a fresh store
+/// ([`CalibrationStage::Load`]), load `records` on `eta` threads, settle, close it, `open` it again for the
+/// timings ([`CalibrationStage::Time`]), time the operation on 1..=`eta` threads and invert Eq. 2. Returns φ
+/// per operation (clamped to [0, 1], averaged over c) in [`CALIBRATION_OPS`]' order; `done` hears each one
+/// after its store is dropped (to remove its directory and report it).
 pub fn calibrate(
     records: u64,
     ops: u64,
     eta: usize,
-    mut open: impl FnMut(&str, &CoreWorkload) -> Result<Box<dyn Store>, String>,
+    mut open: impl FnMut(&str, &CoreWorkload, CalibrationStage) -> Result<Box<dyn Store>, String>,
     mut done: impl FnMut(&str, f64),
 ) -> Result<[f64; 5], String> {
     let mut phis = [0.0; 5];
     for (slot, op) in phis.iter_mut().zip(CALIBRATION_OPS) {
         let w = calibration_workload(op, records, ops).expect("a calibration operation");
-        let store = open(op, &w)?;
+        let store = open(op, &w, CalibrationStage::Load)?;
         run_phase(store.as_ref(), &w, eta, true, 3, None);
         store.settle()?;
+        drop(store);
+        let write_room = calibration_write_bytes(op, &w, eta);
+        let store = open(op, &w, CalibrationStage::Time { write_room })?;
         let estimates: Vec<f64> = measure_speedups(store.as_ref(), &w, eta)
             .into_iter()
             .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(g, c as f64))
@@ -523,5 +599,49 @@ mod tests {
                 assert_eq!(run.ops.len(), 1);
             }
         }
+    }
+
+    fn report(ops: &[(&str, u64, f64)], seconds: f64, inserted: u64) -> PhaseReport {
+        let total: u64 = ops.iter().map(|o| o.1).sum();
+        let reads: f64 = ops.iter().map(|o| o.1 as f64 * o.2).sum();
+        PhaseReport {
+            operations: total,
+            seconds,
+            throughput: total as f64 / seconds,
+            ops: ops
+                .iter()
+                .map(|&(n, count, io)| {
+                    let o = OpReport {
+                        count,
+                        p50_us: io * 10.0,
+                        p95_us: 0.0,
+                        p99_us: 0.0,
+                        read_ios: Some(io),
+                    };
+                    (n.to_string(), o)
+                })
+                .collect(),
+            read_ios_per_op: Some(reads / total as f64),
+            background_ios_per_op: None,
+            errors: 1,
+            inserted,
+        }
+    }
+
+    #[test]
+    fn slices_of_a_phase_fold_into_one_report() {
+        let mut a = report(&[("read", 300, 1.0), ("insert", 100, 0.0)], 2.0, 100);
+        a.absorb(report(&[("read", 100, 3.0), ("scan", 50, 20.0)], 1.0, 0));
+        assert_eq!((a.operations, a.errors, a.inserted), (550, 2, 100));
+        assert!((a.throughput - 550.0 / 3.0).abs() < 1e-9);
+        let read = &a.ops.iter().find(|o| o.0 == "read").unwrap().1;
+        assert_eq!(read.count, 400);
+        assert!((read.read_ios.unwrap() - 1.5).abs() < 1e-12);
+        assert!((read.p50_us - 15.0).abs() < 1e-12);
+        assert_eq!(a.ops.len(), 3);
+        // the phase's mean is the mean over every operation of both slices
+        let want = (300.0 * 1.0 + 100.0 * 3.0 + 50.0 * 20.0) / 550.0;
+        assert!((a.read_ios_per_op.unwrap() - want).abs() < 1e-12);
+        assert_eq!(a.background_ios_per_op, None);
     }
 }

@@ -231,15 +231,23 @@ impl CoreWorkload {
     /// The workload in the cost model's vocabulary (YCSB's update is a blind update; records hold
     /// `field_count × field_length` bytes under keys of about 23 bytes).
     pub fn to_model(&self) -> cosine_design::Workload {
+        self.to_model_over(self.record_count + self.inserted_before)
+    }
+
+    /// The model's workload over a data set of `records` keys: the load plus what inserts have added by the
+    /// time of interest. Requests draw from every record inserted so far, so `records` is also the universe
+    /// of the request distribution.
+    pub fn to_model_over(&self, records: u64) -> cosine_design::Workload {
         use cosine_design::{KeyDistribution, OperationMix, Workload};
+        let records = records.max(1);
         let dist = match self.distribution {
             Distribution::Uniform => KeyDistribution::Uniform {
-                universe: Some(self.record_count),
+                universe: Some(records),
             },
             Distribution::Zipfian => KeyDistribution::Zipfian {
                 theta: self.zipfian_constant,
-                universe: Some(self.record_count),
-                items: Some((crate::ZIPF_ITEMS as u64).max(self.record_count)),
+                universe: Some(records),
+                items: Some((crate::ZIPF_ITEMS as u64).max(records)),
             },
             Distribution::Latest => KeyDistribution::Latest {
                 theta: self.zipfian_constant,
@@ -265,10 +273,10 @@ impl CoreWorkload {
                 KeyDistribution::uniform()
             } else {
                 KeyDistribution::Uniform {
-                    universe: Some(self.record_count),
+                    universe: Some(records),
                 }
             },
-            entries: self.record_count,
+            entries: records,
             key_bytes: 23,
             value_bytes: self.value_bytes() as u64,
             operations: self.operation_count.max(1),
@@ -316,6 +324,39 @@ mod tests {
             100
         );
         assert!(CoreWorkload::named("g").is_none());
+    }
+
+    #[test]
+    fn the_model_requests_every_record_inserted_so_far() {
+        use cosine_design::KeyDistribution;
+        let mut e = CoreWorkload::named("e").unwrap();
+        e.record_count = 1000;
+        e.inserted_before = 500;
+        // requests draw over the load and the inserts since, so the model's key space grows with them
+        let m = e.to_model();
+        assert_eq!(m.entries, 1500);
+        assert!(matches!(
+            m.reads,
+            KeyDistribution::Zipfian {
+                universe: Some(1500),
+                ..
+            }
+        ));
+        let later = e.to_model_over(2000);
+        assert_eq!(later.entries, 2000);
+        assert!(matches!(
+            later.reads,
+            KeyDistribution::Zipfian {
+                universe: Some(2000),
+                ..
+            }
+        ));
+        let mut c = CoreWorkload::named("c").unwrap();
+        c.record_count = 10;
+        assert!(matches!(
+            c.to_model_over(20).writes,
+            KeyDistribution::Uniform { universe: Some(20) }
+        ));
     }
 
     #[test]
