@@ -126,8 +126,15 @@ pub struct PhiLibrary {
 }
 
 impl Default for PhiLibrary {
-    /// The values shipped in the authors' code (MODEL.md §5).
+    /// The library the search uses unless told otherwise: the one learned here ([`PhiLibrary::learned`]).
     fn default() -> Self {
+        PhiLibrary::learned()
+    }
+}
+
+impl PhiLibrary {
+    /// The values shipped in the authors' code (MODEL.md §5), learned on their machines.
+    pub fn paper() -> Self {
         let mut entries = BTreeMap::new();
         for class in ["lsm", "btree", "hybrid"] {
             entries.insert(class.to_string(), PhiEntry::grouped(0.9647, 0.797, false));
@@ -141,13 +148,10 @@ impl Default for PhiLibrary {
             entries,
         }
     }
-}
 
-impl PhiLibrary {
     /// The library learned on this project's 2-core development machine (`cost-model/data/phi-learned.json`,
     /// with the machine's description): our design classes by `cosine calibrate`, RocksDB and WiredTiger by
-    /// `cosine-peers --calibrate-phi`, FASTER the authors' value. The search's default remains the authors'
-    /// values ([`PhiLibrary::default`]): one 1 → 2-thread speedup cannot tell φ for many-core VMs.
+    /// `cosine-peers --calibrate-phi`, FASTER the authors' value (it cannot be built here). The default.
     pub fn learned() -> Self {
         PhiLibrary::from_json(include_str!("../data/phi-learned.json"))
             .expect("the shipped φ library is valid (tested)")
@@ -156,7 +160,7 @@ impl PhiLibrary {
     /// A library by name (`paper`: the authors' values, `learned`: [`PhiLibrary::learned`]) or from a JSON file.
     pub fn named_or_file(name: &str) -> Result<Self, PhiError> {
         match name {
-            "paper" | "authors" => Ok(PhiLibrary::default()),
+            "paper" | "authors" => Ok(PhiLibrary::paper()),
             "learned" => Ok(PhiLibrary::learned()),
             path => PhiLibrary::from_json(&std::fs::read_to_string(path).map_err(|e| {
                 PhiError::Unreadable {
@@ -201,7 +205,7 @@ impl PhiLibrary {
         self.entries
             .get(class.as_str())
             .copied()
-            .unwrap_or_else(|| PhiLibrary::default().entries[class.as_str()])
+            .unwrap_or_else(|| PhiLibrary::paper().entries[class.as_str()])
     }
 
     /// The entry for a class or system by name.
@@ -217,6 +221,11 @@ mod tests {
     #[test]
     fn the_learned_library_parses_and_names_its_machine() {
         let l = PhiLibrary::learned();
+        assert_eq!(
+            PhiLibrary::default(),
+            l,
+            "the learned library is the default"
+        );
         assert!(l.machine.contains("cores"), "{}", l.machine);
         for class in DesignClass::ALL {
             assert!(l.entries.contains_key(class.as_str()));
@@ -224,11 +233,11 @@ mod tests {
         // RocksDB and WiredTiger were calibrated through the peer harness; FASTER (not buildable here) keeps
         // the authors' values
         assert!(l.get("rocksdb").is_some() && l.get("wiredtiger").is_some());
-        assert_ne!(l.get("rocksdb"), PhiLibrary::default().get("rocksdb"));
-        assert_eq!(l.get("faster"), PhiLibrary::default().get("faster"));
+        assert_ne!(l.get("rocksdb"), PhiLibrary::paper().get("rocksdb"));
+        assert_eq!(l.get("faster"), PhiLibrary::paper().get("faster"));
         assert_eq!(
             PhiLibrary::named_or_file("paper").unwrap(),
-            PhiLibrary::default()
+            PhiLibrary::paper()
         );
         assert!(PhiLibrary::named_or_file("/nonexistent/phi.json").is_err());
     }
@@ -241,7 +250,7 @@ mod tests {
             insert: 0.5,
             ..Default::default()
         };
-        let phi = PhiLibrary::default()
+        let phi = PhiLibrary::paper()
             .class(DesignClass::Lsm)
             .workload_phi(&mix);
         assert!((phi - 0.88085).abs() < 1e-12);
@@ -262,7 +271,7 @@ mod tests {
 
     #[test]
     fn library_json_round_trip_and_validation() {
-        let lib = PhiLibrary::default();
+        let lib = PhiLibrary::paper();
         let text = serde_json::to_string(&lib).unwrap();
         assert_eq!(PhiLibrary::from_json(&text).unwrap(), lib);
         let bad = text.replace("0.9647", "1.9647");

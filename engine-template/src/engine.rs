@@ -15,7 +15,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::HashSet;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -45,12 +45,16 @@ enum Role {
 
 struct Frozen {
     buffer: Arc<Buffer>,
+    /// Writers still inserting the records they logged before the freeze; the flush waits for them.
+    writers: Arc<AtomicUsize>,
     /// Oldest log segment holding this buffer's records.
     first_wal: u64,
 }
 
 struct State {
     mem: Arc<Buffer>,
+    /// Writers that have logged records for `mem` and are inserting them (outside the writer lock).
+    mem_writers: Arc<AtomicUsize>,
     mem_first_wal: u64,
     frozen: Vec<Frozen>, // newest first
     version: Arc<Version>,
@@ -287,6 +291,7 @@ impl Engine {
             opts,
             state: RwLock::new(State {
                 mem,
+                mem_writers: Arc::new(AtomicUsize::new(0)),
                 mem_first_wal,
                 frozen: Vec::new(),
                 backlog: level1_backlog(design, lsh, &version),
@@ -337,9 +342,7 @@ impl Engine {
             workers: Mutex::new(workers),
         };
         if engine.inner.state.read().mem.is_full() {
-            engine
-                .inner
-                .freeze_if_full(&mut engine.inner.writer.lock(), true)?;
+            engine.inner.freeze(&mut engine.inner.writer.lock())?;
         }
         Ok(engine)
     }
@@ -606,8 +609,12 @@ impl Inner {
             self.signal();
             self.wait_for(|s| !self.stalled(s))?;
         }
-        let target_lsn;
-        {
+        // Under the writer lock: sequence numbers and the log record, so the log's order is the sequence
+        // order, and a note on the buffer those records belong to. The buffer inserts happen after the lock
+        // is released, so writers on several cores fill the buffer in parallel (the stripe lock the caller
+        // holds keeps one key's versions in order); a freeze meanwhile leaves them inserting into the buffer
+        // their records were logged for, and its flush waits for them.
+        let (target_lsn, first, mem, writers) = {
             let mut w = self.writer.lock();
             let mut rec = std::mem::take(&mut w.scratch);
             rec.clear();
@@ -631,19 +638,24 @@ impl Inner {
                 self.poison(&e);
                 return Err(e);
             }
-            target_lsn = w.wal.lsn;
-            {
-                let s = self.state.read();
-                for (i, (key, value)) in batch.iter().enumerate() {
-                    s.mem
-                        .insert(key.to_vec(), first + i as u64, value.map(|v| v.to_vec()));
-                    self.user_bytes.fetch_add(
-                        (key.len() + value.map_or(0, |v| v.len())) as u64,
-                        Ordering::Relaxed,
-                    );
-                }
+            let s = self.state.read();
+            s.mem_writers.fetch_add(1, Ordering::SeqCst);
+            (w.wal.lsn, first, s.mem.clone(), s.mem_writers.clone())
+        };
+        for (i, (key, value)) in batch.iter().enumerate() {
+            mem.insert(key.to_vec(), first + i as u64, value.map(|v| v.to_vec()));
+            self.user_bytes.fetch_add(
+                (key.len() + value.map_or(0, |v| v.len())) as u64,
+                Ordering::Relaxed,
+            );
+        }
+        writers.fetch_sub(1, Ordering::SeqCst);
+        if mem.is_full() {
+            let mut w = self.writer.lock();
+            // another writer may have frozen it already
+            if Arc::ptr_eq(&self.state.read().mem, &mem) {
+                self.freeze(&mut w)?;
             }
-            self.freeze_if_full(&mut w, false)?;
         }
         Ok(target_lsn)
     }
@@ -676,13 +688,6 @@ impl Inner {
         Ok(())
     }
 
-    fn freeze_if_full(&self, w: &mut Writer, force: bool) -> Result<()> {
-        if force || self.state.read().mem.is_full() {
-            self.freeze(w)?;
-        }
-        Ok(())
-    }
-
     /// Freezes the buffer: the log rotates to a new segment (the old one fsynced), the buffer joins the
     /// frozen list, and the background thread is woken to flush it.
     fn freeze(&self, w: &mut Writer) -> Result<()> {
@@ -696,11 +701,13 @@ impl Inner {
         self.synced_lsn.fetch_max(lsn, Ordering::SeqCst);
         let mut s = self.state.write();
         let old = std::mem::replace(&mut s.mem, new_buffer(&self.design, self.lsh));
+        let writers = std::mem::replace(&mut s.mem_writers, Arc::new(AtomicUsize::new(0)));
         let first = std::mem::replace(&mut s.mem_first_wal, id);
         s.frozen.insert(
             0,
             Frozen {
                 buffer: old,
+                writers,
                 first_wal: first,
             },
         );
@@ -998,8 +1005,19 @@ impl Inner {
     fn flush_all(&self) -> Result<()> {
         // flush frozen buffers, oldest first
         loop {
-            let oldest = self.state.read().frozen.last().map(|f| f.buffer.clone());
-            let Some(buffer) = oldest else { return Ok(()) };
+            let oldest = self
+                .state
+                .read()
+                .frozen
+                .last()
+                .map(|f| (f.buffer.clone(), f.writers.clone()));
+            let Some((buffer, writers)) = oldest else {
+                return Ok(());
+            };
+            // writers that logged into this buffer before it froze finish their inserts (microseconds)
+            while writers.load(Ordering::SeqCst) > 0 {
+                std::thread::yield_now();
+            }
             self.flush_buffer(&buffer)?;
             let _g = self.work.lock();
             self.done_cv.notify_all();

@@ -4,7 +4,8 @@
 //! * [`HashLogBuffer`]: a hash-indexed log for LSH-like (FASTER-like) designs: O(1) point access, sorted only
 //!   when it is scanned or flushed.
 //!
-//! Writers are serialised by the engine (the write-ahead log fixes the order); readers run concurrently.
+//! Writers insert concurrently (the engine serialises writes of one key; the write-ahead log fixes the order of
+//! sequence numbers); readers run concurrently with them.
 #![warn(missing_docs)]
 
 use crossbeam_skiplist::SkipMap;
@@ -26,7 +27,8 @@ pub fn charge(key: &[u8], value: &Option<Vec<u8>>) -> usize {
 
 /// The write buffer's operations.
 pub trait WriteBuffer: Send + Sync {
-    /// Inserts or replaces `key` (the caller serialises writers and passes increasing sequence numbers).
+    /// Inserts or replaces `key`. Safe from several threads at once; the caller serialises writes of one key
+    /// and passes its versions increasing sequence numbers.
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>);
     /// The newest version of `key` in the buffer.
     fn get(&self, key: &[u8]) -> Option<Versioned>;

@@ -663,7 +663,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         a.ops.unwrap_or(ops).max(100),
     );
     let started = std::time::Instant::now();
-    let mut lib = PhiLibrary::default();
+    // the systems keep the authors' values until `cosine-peers --calibrate-phi` measures them
+    let mut lib = PhiLibrary::paper();
     lib.entries
         .retain(|k, _| !["lsm", "btree", "lsh", "hybrid"].contains(&k.as_str()));
     println!("Algorithm 1 on this machine ({eta} cores, {records} records, {ops} operations per measurement)");

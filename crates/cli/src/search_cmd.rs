@@ -46,8 +46,8 @@ pub struct SearchArgs {
     /// Most VMs in one configuration.
     #[arg(long, default_value_t = 32)]
     max_vms: u32,
-    /// φ library: `paper` (the authors' values, the default), `learned` (the one `cosine calibrate` learned on
-    /// this project's 2-core machine), or a JSON file from `cosine calibrate`.
+    /// φ library: `learned` (the default: the one `cosine calibrate` learned on this project's 2-core machine,
+    /// FASTER's from the authors), `paper` (the authors' values), or a JSON file from `cosine calibrate`.
     #[arg(long)]
     phi: Option<String>,
     /// Write the best configuration's design (of its first VM type) as design.json for the engine.
@@ -255,17 +255,40 @@ pub fn run(a: SearchArgs) -> Result<()> {
     for (b, f) in &r.baselines {
         match cosine_search::continuum::best_within(f, a.budget) {
             Some(c) => println!(
-                "  {:<11} {:<6} {:<28} ${:>10.2}/month {:>14.0} ops/s   Cosine is {:.1}x faster",
+                "  {:<11} {:<6} {:<28} ${:>10.2}/month {:>14.0} ops/s   {}",
                 b.name(),
                 c.provider,
                 c.describe(),
                 c.monthly_usd(),
                 c.throughput,
-                speedup(r.best.as_ref(), Some(c)).unwrap_or(f64::NAN)
+                match speedup(r.best.as_ref(), Some(c)) {
+                    Some(x) if x >= 1.0 => format!("Cosine is {x:.1}x faster"),
+                    Some(x) if x > 0.0 => format!("Cosine is {:.1}x slower", 1.0 / x),
+                    _ => "no Cosine configuration to compare".to_string(),
+                }
             ),
             None => println!("  {:<11} cannot run within this budget", b.name()),
         }
     }
+    // where the CPU coefficients came from: a system whose φ is the authors' was not measured here
+    let borrowed: Vec<&str> = r
+        .baselines
+        .iter()
+        .map(|(b, _)| b.phi_key())
+        .filter(|k| phi.get(k).is_some() && phi.get(k) == PhiLibrary::paper().get(k))
+        .collect();
+    println!(
+        "φ: {}{}",
+        phi.machine,
+        if borrowed.is_empty() || phi == PhiLibrary::paper() {
+            String::new()
+        } else {
+            format!(
+                "; {} keeps the authors' values (not measured here)",
+                borrowed.join(", ")
+            )
+        }
+    );
     if let Some((label, c)) = &target {
         println!("\ncheapest configuration that meets the {label}:");
         match c {
