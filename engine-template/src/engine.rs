@@ -485,6 +485,23 @@ impl Drop for Engine {
     }
 }
 
+/// A writer between its log append and the end of its buffer inserts: counted on the buffer's writer count
+/// while alive (also if the insert panics), so the buffer's flush waits for it.
+struct Inserting(Arc<AtomicUsize>);
+
+impl Inserting {
+    fn start(writers: Arc<AtomicUsize>) -> Self {
+        writers.fetch_add(1, Ordering::SeqCst);
+        Inserting(writers)
+    }
+}
+
+impl Drop for Inserting {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Where fence pointers live: how many levels count as hot, and per level how many of its newest runs keep
 /// their fences and filters in memory.
 struct Residency {
@@ -614,7 +631,7 @@ impl Inner {
         // is released, so writers on several cores fill the buffer in parallel (the stripe lock the caller
         // holds keeps one key's versions in order); a freeze meanwhile leaves them inserting into the buffer
         // their records were logged for, and its flush waits for them.
-        let (target_lsn, first, mem, writers) = {
+        let (target_lsn, first, mem, inserting) = {
             let mut w = self.writer.lock();
             let mut rec = std::mem::take(&mut w.scratch);
             rec.clear();
@@ -639,8 +656,12 @@ impl Inner {
                 return Err(e);
             }
             let s = self.state.read();
-            s.mem_writers.fetch_add(1, Ordering::SeqCst);
-            (w.wal.lsn, first, s.mem.clone(), s.mem_writers.clone())
+            (
+                w.wal.lsn,
+                first,
+                s.mem.clone(),
+                Inserting::start(s.mem_writers.clone()),
+            )
         };
         for (i, (key, value)) in batch.iter().enumerate() {
             mem.insert(key.to_vec(), first + i as u64, value.map(|v| v.to_vec()));
@@ -649,7 +670,7 @@ impl Inner {
                 Ordering::Relaxed,
             );
         }
-        writers.fetch_sub(1, Ordering::SeqCst);
+        drop(inserting);
         if mem.is_full() {
             let mut w = self.writer.lock();
             // another writer may have frozen it already
@@ -820,10 +841,11 @@ impl Inner {
     fn residency(&self, v: &Version) -> Residency {
         let mut resident_runs = vec![0; v.levels.len()];
         if self.lsh {
-            // hash-indexed runs: no fences at all, and every level is "hot" (K runs)
+            // hash-indexed runs: every run's hash index is in memory (there are no fences to load), and
+            // every level is "hot" (K runs)
             return Residency {
                 hot_levels: v.levels.len(),
-                resident_runs,
+                resident_runs: v.levels.iter().map(|l| l.runs.len()).collect(),
             };
         }
         let mut left = self.design.fence_bytes;
@@ -858,7 +880,7 @@ impl Inner {
         for (level, resident) in v.levels.iter().zip(&r.resident_runs) {
             for (j, run) in level.runs.iter().enumerate() {
                 for f in &run.files {
-                    f.set_residency(j < *resident, filters)?;
+                    f.set_residency(j < *resident && !self.lsh, filters)?;
                 }
             }
         }

@@ -18,7 +18,8 @@ pub struct LevelStats {
     pub entries: u64,
     /// Whether the level is hot: at least its newest run keeps its fences (and filters) in memory.
     pub hot: bool,
-    /// Runs, newest first, whose fences and filters are in memory (all of them on a level M_FP covers).
+    /// Runs, newest first, whose fences and filters (or, in a hash-indexed design, hash index) are in memory:
+    /// all of them on a level M_FP covers.
     pub resident_runs: usize,
     /// Block reads and writes, index reads, filter probes and false positives.
     pub io: LevelSnapshot,
