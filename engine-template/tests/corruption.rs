@@ -49,13 +49,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// reported. Panics on wrong data.
 fn check(dir: &Path, model: &BTreeMap<Vec<u8>, Vec<u8>>, what: &str) -> Result<(), Error> {
     let (_, design) = common::shapes().into_iter().next().unwrap();
-    let e = Engine::open_with(
-        dir,
-        &design,
-        Options {
-            sync: SyncMode::Never,
-        },
-    )?;
+    let e = common::open_unsynced(dir, &design)?;
     let mut first_err = None;
     for (k, v) in model {
         match e.get(k) {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use cosine_engine::{Design, Engine, Error, Options, SyncMode};
+use cosine_engine::{Design, Engine, Error};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::sync::Arc;
@@ -45,14 +45,7 @@ fn every_shape_holds_its_data_and_its_shape() {
     let n = 6000;
     for (name, design) in common::shapes() {
         let dir = tempfile::tempdir().unwrap();
-        let e = Engine::open_with(
-            dir.path(),
-            &design,
-            Options {
-                sync: SyncMode::Never,
-            },
-        )
-        .unwrap();
+        let e = common::open_unsynced(dir.path(), &design).unwrap();
         fill(&e, n);
         e.flush().unwrap();
         e.wait_for_compactions().unwrap();
@@ -149,14 +142,7 @@ fn lsm_lookups_cost_about_one_block_and_misses_about_the_fpr() {
     let (_, mut design) = common::shapes().into_iter().next().unwrap();
     design.filter_bytes = 64 << 10; // plenty: ~10+ bits per key
     let dir = tempfile::tempdir().unwrap();
-    let e = Engine::open_with(
-        dir.path(),
-        &design,
-        Options {
-            sync: SyncMode::Never,
-        },
-    )
-    .unwrap();
+    let e = common::open_unsynced(dir.path(), &design).unwrap();
     let n = 5000;
     for i in 0..n {
         e.put(&key(i), &value(i, 0)).unwrap();
@@ -356,14 +342,7 @@ fn fences_stay_in_memory_run_by_run_within_m_fp() {
         file_bytes: 64 << 20,
         ..Design::tiered(10, 1 << 20, 64 << 10, 3_000)
     };
-    let e = Engine::open_with(
-        dir.path(),
-        &design,
-        Options {
-            sync: SyncMode::Never,
-        },
-    )
-    .unwrap();
+    let e = common::open_unsynced(dir.path(), &design).unwrap();
     let k = |run: u32, i: u32| format!("run{run}-key{i:05}").into_bytes();
     for run in 0..3 {
         for i in 0..1000 {

@@ -65,10 +65,7 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
         Some(p) => PhiLibrary::named_or_file(p)?,
         None => PhiLibrary::learned(),
     };
-    let eta = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(2);
+    let eta = (machine_cores() as usize).max(2);
     let started = std::time::Instant::now();
     for e in engines
         .iter()
@@ -111,6 +108,11 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
     Ok(())
 }
 
+/// Cores of this machine: the η the search designs for and the most threads Algorithm 1 times.
+fn machine_cores() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
 fn open(
     engine: &str,
     w: &CoreWorkload,
@@ -119,13 +121,10 @@ fn open(
 ) -> Result<Box<dyn Store>> {
     Ok(match engine {
         "cosine" => {
-            let cores = std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
-                .unwrap_or(1);
             let design = cosine_search::designs::best_for_machine(
                 &w.to_model(),
                 memory,
-                cores,
+                machine_cores(),
                 &PhiLibrary::default(),
             )
             .ok_or_else(|| anyhow::anyhow!("no design for {memory} bytes"))?;
@@ -138,13 +137,10 @@ fn open(
             )?)))
         }
         "rocksdb-cosine" => {
-            let cores = std::thread::available_parallelism()
-                .map(|n| n.get() as u32)
-                .unwrap_or(1);
             let design = cosine_search::designs::best_leveled_lsm_for_machine(
                 &w.to_model(),
                 memory,
-                cores,
+                machine_cores(),
                 &PhiLibrary::default(),
             )
             .ok_or_else(|| anyhow::anyhow!("no leveled LSM design for {memory} bytes"))?;

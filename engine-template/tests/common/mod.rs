@@ -3,6 +3,19 @@
 #![allow(dead_code)]
 
 use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, RunStrategy};
+use cosine_engine::{Engine, Options, SyncMode};
+use std::path::Path;
+
+/// Opens `design` in `dir` without syncing the log (tests that do not crash the process need no fsync).
+pub fn open_unsynced(dir: &Path, design: &Design) -> cosine_engine::Result<Engine> {
+    Engine::open_with(
+        dir,
+        design,
+        Options {
+            sync: SyncMode::Never,
+        },
+    )
+}
 
 /// (name, design) for every shape.
 pub fn shapes() -> Vec<(&'static str, Design)> {
