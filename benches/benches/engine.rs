@@ -63,14 +63,7 @@ fn shapes(n: u64) -> Vec<(&'static str, Design)> {
 
 fn load(design: &Design, n: u64) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
-    let e = Engine::open_with(
-        dir.path(),
-        design,
-        Options {
-            sync: SyncMode::Never,
-        },
-    )
-    .unwrap();
+    let e = Engine::open_with(dir.path(), design, Options::with_sync(SyncMode::Never)).unwrap();
     let value = [7u8; 100];
     for i in 0..n {
         e.put(&key(i), &value).unwrap();

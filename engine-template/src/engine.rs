@@ -4,6 +4,7 @@
 use crate::error::{io, Error, Result};
 use crate::manifest::{self, Manifest, RunRecord};
 use crate::stats::{LevelStats, MemoryStats, Stats};
+use crate::storage::Storage;
 use crate::wal::{self, SyncMode, WalWriter};
 use cosine_buffer::{Buffer, HashLogBuffer, SortedBuffer, WriteBuffer};
 use cosine_design::{Design, DesignClass, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
@@ -30,10 +31,22 @@ const KEY_STRIPES: usize = 64;
 const MAX_BITS_PER_KEY: f64 = 40.0;
 
 /// How to open an engine.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// When the write-ahead log is fsynced.
     pub sync: SyncMode,
+    /// Where the write-ahead log is written: the file system, or a backend that injects faults in tests.
+    pub storage: Storage,
+}
+
+impl Options {
+    /// Options with `sync` and the real file system.
+    pub fn with_sync(sync: SyncMode) -> Self {
+        Options {
+            sync,
+            ..Options::default()
+        }
+    }
 }
 
 /// The two background threads.
@@ -113,6 +126,9 @@ struct Inner {
     /// Serialises group-commit fsyncs (taken before the writer lock, never while holding it).
     sync_lock: Mutex<()>,
     stripes: Vec<Mutex<()>>,
+    /// Per stripe: writes logged but not yet in the buffer (waiting for their fsync, or inserting). A
+    /// read-modify-write waits for them, so it never reads around a write logged before it.
+    pending: Vec<AtomicUsize>,
     seq: AtomicU64,
     /// Highest sequence number whose buffer has been flushed into runs (the manifest's `last_seq`).
     flushed_seq: AtomicU64,
@@ -191,7 +207,13 @@ impl Engine {
     pub fn open_with(dir: impl AsRef<Path>, design: &Design, opts: Options) -> Result<Engine> {
         design.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        if !dir.is_dir() {
+            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            // the new directory's entry must survive a crash too
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                opts.storage.sync_dir(parent).map_err(io(parent))?;
+            }
+        }
         let lock_path = dir.join("LOCK");
         let lock = std::fs::File::options()
             .create(true)
@@ -282,7 +304,7 @@ impl Engine {
         }
         let next = AtomicU64::new(next_id);
         let wal_id = next.fetch_add(1, Ordering::SeqCst);
-        let wal = WalWriter::create(&dir, wal_id, 0)?;
+        let wal = WalWriter::create(&opts.storage, &dir, wal_id, 0)?;
         let mem_first_wal = live_wals.first().copied().unwrap_or(wal_id);
         let inner = Arc::new(Inner {
             dir: dir.clone(),
@@ -304,6 +326,7 @@ impl Engine {
             synced_lsn: AtomicU64::new(0),
             sync_lock: Mutex::new(()),
             stripes: (0..KEY_STRIPES).map(|_| Mutex::new(())).collect(),
+            pending: (0..KEY_STRIPES).map(|_| AtomicUsize::new(0)).collect(),
             seq: AtomicU64::new(seq),
             flushed_seq: AtomicU64::new(last_seq),
             next_id: next,
@@ -352,14 +375,11 @@ impl Engine {
         &self.inner.design
     }
 
-    /// Stores `value` under `key`.
+    /// Stores `value` under `key`. Returns once the write is in the log as the sync mode promises; readers
+    /// see it from then on, never before.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key, Some(value))?;
-        let lsn = {
-            let _g = self.inner.stripe(key).lock();
-            self.inner.append(&[(key, Some(value))])?
-        };
-        self.inner.durable(lsn)
+        self.inner.write(&[(key, Some(value))])
     }
 
     /// Writes several puts (`Some(value)`) and deletes (`None`) with one log append and one sync: cheaper than
@@ -368,30 +388,13 @@ impl Engine {
         for (k, v) in batch {
             check_sizes(k, *v)?;
         }
-        let mut stripes: Vec<usize> = batch
-            .iter()
-            .map(|(k, _)| self.inner.stripe_index(k))
-            .collect();
-        stripes.sort_unstable();
-        stripes.dedup();
-        let lsn = {
-            let _guards: Vec<_> = stripes
-                .iter()
-                .map(|i| self.inner.stripes[*i].lock())
-                .collect();
-            self.inner.append(batch)?
-        };
-        self.inner.durable(lsn)
+        self.inner.write(batch)
     }
 
     /// Removes `key` (a tombstone).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         check_sizes(key, None)?;
-        let lsn = {
-            let _g = self.inner.stripe(key).lock();
-            self.inner.append(&[(key, None)])?
-        };
-        self.inner.durable(lsn)
+        self.inner.write(&[(key, None)])
     }
 
     /// The value stored under `key`.
@@ -409,17 +412,22 @@ impl Engine {
         F: FnOnce(Option<&[u8]>) -> Option<Vec<u8>>,
     {
         check_sizes(key, None)?;
-        let (next, lsn) = {
-            let _g = self.inner.stripe(key).lock();
-            let current = self.inner.get(key)?;
-            let next = f(current.as_deref());
-            if let Some(v) = &next {
-                check_sizes(key, Some(v))?;
-            }
-            let lsn = self.inner.append(&[(key, next.as_deref())])?;
-            (next, lsn)
-        };
-        self.inner.durable(lsn)?;
+        let stripe = self.inner.stripe_index(key);
+        let _g = self.inner.lock_settled(stripe);
+        let current = self.inner.get(key)?;
+        let next = f(current.as_deref());
+        if let Some(v) = &next {
+            check_sizes(key, Some(v))?;
+        }
+        let batch = [(key, next.as_deref())];
+        let logged = self.inner.log(&batch)?;
+        self.inner.durable(logged.lsn)?;
+        self.inner.insert(&batch, &logged);
+        let mem = logged.mem.clone();
+        drop(logged);
+        drop(_g);
+        // durable already: a failed freeze poisons the engine for the next write
+        let _ = self.inner.freeze_if_full(&mem);
         Ok(next)
     }
 
@@ -469,7 +477,11 @@ impl Engine {
     }
 
     fn shutdown(&self) -> Result<()> {
-        let synced = self.inner.writer.lock().wal.sync();
+        let poisoned = match &*self.inner.poisoned.lock() {
+            Some(m) => Err(Error::Poisoned(m.clone())),
+            None => Ok(()),
+        };
+        let synced = poisoned.and_then(|()| self.inner.writer.lock().wal.sync());
         self.inner.shutdown.store(true, Ordering::SeqCst);
         self.inner.signal();
         for h in std::mem::take(&mut *self.workers.lock()) {
@@ -483,6 +495,17 @@ impl Drop for Engine {
     fn drop(&mut self) {
         let _ = self.shutdown();
     }
+}
+
+/// A batch in the log on its way into the buffer.
+struct Logged {
+    /// Log position to be durable before the batch is acknowledged.
+    lsn: u64,
+    /// Sequence number of the batch's first entry.
+    first: u64,
+    /// The buffer the batch belongs to (the active one when it was logged).
+    mem: Arc<Buffer>,
+    _inserting: Inserting,
 }
 
 /// A writer between its log append and the end of its buffer inserts: counted on the buffer's writer count
@@ -581,10 +604,6 @@ impl Inner {
         (cosine_fence_pointers::stable_hash(key) % KEY_STRIPES as u64) as usize
     }
 
-    fn stripe(&self, key: &[u8]) -> &Mutex<()> {
-        &self.stripes[self.stripe_index(key)]
-    }
-
     fn check_poisoned(&self) -> Result<()> {
         if self.shutdown.load(Ordering::SeqCst) {
             return Err(Error::Closed);
@@ -613,13 +632,65 @@ impl Inner {
         s.frozen.len() >= MAX_FROZEN || s.backlog
     }
 
-    /// Appends a batch to the log and the buffer (the caller holds the keys' stripe locks); returns the log
-    /// position to wait for with `durable`.
-    fn append(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<u64> {
-        self.check_poisoned()?;
+    /// The sorted, distinct stripes of a batch's keys.
+    fn stripes_of(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Vec<usize> {
+        let mut stripes: Vec<usize> = batch.iter().map(|(k, _)| self.stripe_index(k)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        stripes
+    }
+
+    /// A write: log the batch under its keys' stripe locks, wait for the sync mode's durability without
+    /// them (concurrent writers share one fsync), then insert it into the buffer, where readers see it.
+    fn write(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
         if batch.is_empty() {
-            return Ok(0);
+            return self.check_poisoned();
         }
+        let stripes = self.stripes_of(batch);
+        let lock = || -> Vec<_> { stripes.iter().map(|i| self.stripes[*i].lock()).collect() };
+        let logged = {
+            let _guards = lock();
+            let logged = self.log(batch)?;
+            for i in &stripes {
+                self.pending[*i].fetch_add(1, Ordering::SeqCst);
+            }
+            logged
+        };
+        let durable = self.durable(logged.lsn);
+        if durable.is_ok() {
+            let _guards = lock();
+            self.insert(batch, &logged);
+        }
+        for i in &stripes {
+            self.pending[*i].fetch_sub(1, Ordering::SeqCst);
+        }
+        let mem = logged.mem.clone();
+        drop(logged);
+        durable?;
+        // the write is durable and acknowledged whatever happens now; a failed freeze poisons the engine
+        // and the next write reports it
+        let _ = self.freeze_if_full(&mem);
+        Ok(())
+    }
+
+    /// Locks stripe `i` once no write logged under it is still on its way into the buffer (read-modify-write
+    /// must read the newest logged value). Writes log under the stripe lock, so none can start meanwhile.
+    fn lock_settled(&self, i: usize) -> parking_lot::MutexGuard<'_, ()> {
+        loop {
+            let g = self.stripes[i].lock();
+            if self.pending[i].load(Ordering::SeqCst) == 0 {
+                return g;
+            }
+            drop(g);
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+
+    /// Appends a batch to the log (the caller holds the keys' stripe locks): one `write` to the OS, and an
+    /// fsync under [`SyncMode::Always`]. Returns where the batch goes: the log position to wait for with
+    /// `durable`, its first sequence number and the buffer it belongs to.
+    fn log(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<Logged> {
+        self.check_poisoned()?;
         // back-pressure: wait while too many buffers wait for their flush, or while level 1 holds more runs
         // than compaction keeps up with (every lookup would probe them all)
         if self.stalled(&self.state.read()) {
@@ -628,57 +699,66 @@ impl Inner {
         }
         // Under the writer lock: sequence numbers and the log record, so the log's order is the sequence
         // order, and a note on the buffer those records belong to. The buffer inserts happen after the lock
-        // is released, so writers on several cores fill the buffer in parallel (the stripe lock the caller
-        // holds keeps one key's versions in order); a freeze meanwhile leaves them inserting into the buffer
-        // their records were logged for, and its flush waits for them.
-        let (target_lsn, first, mem, inserting) = {
-            let mut w = self.writer.lock();
-            let mut rec = std::mem::take(&mut w.scratch);
-            rec.clear();
-            let first = self.seq.fetch_add(batch.len() as u64, Ordering::SeqCst) + 1;
-            for (i, (key, value)) in batch.iter().enumerate() {
-                wal::encode(
-                    value.is_some(),
-                    first + i as u64,
-                    key,
-                    value.unwrap_or(&[]),
-                    &mut rec,
-                );
-            }
-            let appended = w.wal.append(&rec).and_then(|_| match self.opts.sync {
-                SyncMode::Always => w.wal.sync(),
-                SyncMode::Batch => w.wal.flush(),
-                SyncMode::Never => Ok(()),
-            });
-            w.scratch = rec;
-            if let Err(e) = appended {
-                self.poison(&e);
-                return Err(e);
-            }
-            let s = self.state.read();
-            (
-                w.wal.lsn,
-                first,
-                s.mem.clone(),
-                Inserting::start(s.mem_writers.clone()),
-            )
-        };
+        // is released, so writers on several cores fill the buffer in parallel (the stripe locks keep one
+        // key's versions in order); a freeze meanwhile leaves them inserting into the buffer their records
+        // were logged for, and its flush waits for them.
+        let mut w = self.writer.lock();
+        let mut rec = std::mem::take(&mut w.scratch);
+        rec.clear();
+        let first = self.seq.fetch_add(batch.len() as u64, Ordering::SeqCst) + 1;
         for (i, (key, value)) in batch.iter().enumerate() {
-            mem.insert(key.to_vec(), first + i as u64, value.map(|v| v.to_vec()));
+            wal::encode(
+                value.is_some(),
+                first + i as u64,
+                key,
+                value.unwrap_or(&[]),
+                &mut rec,
+            );
+        }
+        let appended = w.wal.append(&rec).and_then(|_| match self.opts.sync {
+            SyncMode::Always => w.wal.sync(),
+            SyncMode::Batch | SyncMode::Never => Ok(()),
+        });
+        w.scratch = rec;
+        if let Err(e) = appended {
+            self.poison(&e);
+            return Err(e);
+        }
+        let s = self.state.read();
+        Ok(Logged {
+            lsn: w.wal.lsn,
+            first,
+            mem: s.mem.clone(),
+            _inserting: Inserting::start(s.mem_writers.clone()),
+        })
+    }
+
+    /// Inserts a logged batch into its buffer (the caller holds the keys' stripe locks). A version older
+    /// than the one the buffer holds is skipped: writers of one key may finish their fsync in any order.
+    fn insert(&self, batch: &[(&[u8], Option<&[u8]>)], logged: &Logged) {
+        for (i, (key, value)) in batch.iter().enumerate() {
+            logged.mem.insert(
+                key.to_vec(),
+                logged.first + i as u64,
+                value.map(|v| v.to_vec()),
+            );
             self.user_bytes.fetch_add(
                 (key.len() + value.map_or(0, |v| v.len())) as u64,
                 Ordering::Relaxed,
             );
         }
-        drop(inserting);
+    }
+
+    /// Freezes `mem` if it is full and still the active buffer.
+    fn freeze_if_full(&self, mem: &Arc<Buffer>) -> Result<()> {
         if mem.is_full() {
             let mut w = self.writer.lock();
             // another writer may have frozen it already
-            if Arc::ptr_eq(&self.state.read().mem, &mem) {
+            if Arc::ptr_eq(&self.state.read().mem, mem) {
                 self.freeze(&mut w)?;
             }
         }
-        Ok(target_lsn)
+        Ok(())
     }
 
     /// Waits until the log is durable up to `lsn` (group commit in batch mode; nothing to do otherwise).
@@ -689,18 +769,20 @@ impl Inner {
         Ok(())
     }
 
-    /// Group commit: one fsync covers every record appended before it started.
+    /// Group commit: one fsync covers every record appended before it started. Once an fsync has failed
+    /// the engine is poisoned and no later write is acknowledged.
     fn sync_to(&self, lsn: u64) -> Result<()> {
         let _serial = self.sync_lock.lock();
         if self.synced_lsn.load(Ordering::SeqCst) >= lsn {
             return Ok(());
         }
+        self.check_poisoned()?;
         let (file, path, upto) = {
-            let mut w = self.writer.lock();
-            let (f, p) = w.wal.sync_handle()?;
+            let w = self.writer.lock();
+            let (f, p) = w.wal.sync_handle();
             (f, p, w.wal.lsn)
         };
-        if let Err(e) = file.sync_data() {
+        if let Err(e) = file.sync() {
             let e = Error::Io { path, source: e };
             self.poison(&e);
             return Err(e);
@@ -711,14 +793,21 @@ impl Inner {
 
     /// Freezes the buffer: the log rotates to a new segment (the old one fsynced), the buffer joins the
     /// frozen list, and the background thread is woken to flush it.
+    /// A failure poisons the engine: the log could not be made durable or rotated.
     fn freeze(&self, w: &mut Writer) -> Result<()> {
-        if let Err(e) = w.wal.sync() {
-            self.poison(&e);
-            return Err(e);
-        }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let lsn = w.wal.lsn;
-        w.wal = WalWriter::create(&self.dir, id, lsn)?;
+        let rotated = w
+            .wal
+            .sync()
+            .and_then(|()| WalWriter::create(&self.opts.storage, &self.dir, id, lsn));
+        w.wal = match rotated {
+            Ok(next) => next,
+            Err(e) => {
+                self.poison(&e);
+                return Err(e);
+            }
+        };
         self.synced_lsn.fetch_max(lsn, Ordering::SeqCst);
         let mut s = self.state.write();
         let old = std::mem::replace(&mut s.mem, new_buffer(&self.design, self.lsh));

@@ -5,9 +5,11 @@
 //! ([`cosine_fence_pointers`]) and levels of runs with their compaction policy ([`cosine_levels`]). This crate
 //! adds the write-ahead log, the manifest, recovery, the background flush and compaction thread, and the API.
 //!
-//! Durability: every write is appended to the log before it is acknowledged; with [`SyncMode::Always`] or
-//! [`SyncMode::Batch`] (the default, group commit) it is fsynced too, so no acknowledged write is lost when the
-//! process is killed. Every block, index, filter, log record and the manifest carries a CRC32C; damaged bytes
+//! Durability: every write is handed to the operating system in the log before it is acknowledged, so no
+//! acknowledged write is lost when the process is killed, in any [`SyncMode`]; with [`SyncMode::Always`] or
+//! [`SyncMode::Batch`] (the default, group commit) it is fsynced too before it is acknowledged or visible to
+//! readers, so a machine crash loses none either. A failed fsync poisons the engine: every later write and
+//! [`Engine::close`] return the error. Every block, index, filter, log record and the manifest carries a CRC32C; damaged bytes
 //! give [`Error::Corruption`], never wrong data.
 #![warn(missing_docs)]
 
@@ -15,6 +17,7 @@ mod engine;
 mod error;
 pub mod manifest;
 mod stats;
+pub mod storage;
 pub mod template;
 pub mod wal;
 

@@ -5,7 +5,8 @@
 //! Encoding: `[u32 crc32c of the JSON][u32 JSON length][JSON]`.
 
 use crate::error::{io, Error, Result};
-use crate::wal::sync_dir;
+use crate::storage::Backend;
+use crate::storage::FileSystem;
 use cosine_design::Design;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -61,7 +62,7 @@ pub fn store(dir: &Path, m: &Manifest) -> Result<()> {
     }
     let dst = path(dir);
     std::fs::rename(&tmp, &dst).map_err(io(&dst))?;
-    sync_dir(dir)
+    FileSystem.sync_dir(dir).map_err(io(dir))
 }
 
 /// Reads the manifest, if the directory has one.

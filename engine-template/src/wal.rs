@@ -9,19 +9,24 @@
 //! reported as corruption, so that a damaged byte never silently drops the acknowledged writes behind it.
 
 use crate::error::{io, Error, Result};
+use crate::storage::{LogFile, Storage};
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// When the log is made durable.
+/// When the log is made durable. In every mode each acknowledged write has been handed to the operating
+/// system (one `write` per write or per group) before the call returns, so killing the process loses nothing
+/// that was acknowledged; the modes differ in what a machine crash or power loss may lose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SyncMode {
-    /// fsync before every write returns.
+    /// fsync before every write returns; a write is visible to readers only once it is durable.
     Always,
-    /// Group commit: a write returns after an fsync that covers it; concurrent writers share fsyncs.
+    /// Group commit: a write returns, and becomes visible to readers, after an fsync that covers it; concurrent
+    /// writers share fsyncs.
     #[default]
     Batch,
-    /// Never fsync on writes (the OS decides; a crash may lose recent acknowledged writes).
+    /// Never fsync on writes: the OS decides when, so a machine crash may lose recent acknowledged writes (a
+    /// process crash does not).
     Never,
 }
 
@@ -33,9 +38,7 @@ pub fn segment_path(dir: &Path, id: u64) -> PathBuf {
 /// Appends records to the current segment.
 pub struct WalWriter {
     path: PathBuf,
-    out: BufWriter<File>,
-    /// A second handle on the segment for fsyncs outside the writer lock.
-    sync_file: std::sync::Arc<File>,
+    file: Arc<dyn LogFile>,
     /// Segment id.
     pub id: u64,
     /// Log position: bytes appended over the engine's lifetime (for group commit).
@@ -63,48 +66,38 @@ pub fn encode(kind_put: bool, seq: u64, key: &[u8], value: &[u8], out: &mut Vec<
 /// Bytes of a record header.
 const HEADER: usize = 12;
 
+/// The unit a disk writes atomically: a power loss leaves a file's unwritten tail zero from such a boundary.
+const SECTOR: usize = 512;
+
 impl WalWriter {
-    /// Creates segment `id` (and fsyncs the directory so the file survives a crash).
-    pub fn create(dir: &Path, id: u64, lsn: u64) -> Result<Self> {
+    /// Creates segment `id` through `storage` (and fsyncs the directory so the file survives a crash).
+    pub fn create(storage: &Storage, dir: &Path, id: u64, lsn: u64) -> Result<Self> {
         let path = segment_path(dir, id);
-        let file = File::options()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io(&path))?;
-        let sync_file = std::sync::Arc::new(file.try_clone().map_err(io(&path))?);
-        sync_dir(dir)?;
+        let file = storage.open_log(&path).map_err(io(&path))?;
+        storage.sync_dir(dir).map_err(io(dir))?;
         Ok(WalWriter {
             path,
-            out: BufWriter::with_capacity(1 << 16, file),
-            sync_file,
+            file,
             id,
             lsn,
         })
     }
 
-    /// Appends an encoded record (buffered; `flush` or `sync` to push it out).
-    pub fn append(&mut self, record: &[u8]) -> Result<()> {
-        self.out.write_all(record).map_err(io(&self.path))?;
-        self.lsn += record.len() as u64;
+    /// Appends encoded records with one `write`: once this returns, a process kill cannot lose them.
+    pub fn append(&mut self, records: &[u8]) -> Result<()> {
+        self.file.append(records).map_err(io(&self.path))?;
+        self.lsn += records.len() as u64;
         Ok(())
     }
 
-    /// Hands the buffered bytes to the OS.
-    pub fn flush(&mut self) -> Result<()> {
-        self.out.flush().map_err(io(&self.path))
-    }
-
-    /// Flushes and fsyncs.
+    /// fsyncs the segment.
     pub fn sync(&mut self) -> Result<()> {
-        self.flush()?;
-        self.out.get_ref().sync_data().map_err(io(&self.path))
+        self.file.sync().map_err(io(&self.path))
     }
 
     /// A handle for fsyncing outside the writer lock (group commit).
-    pub fn sync_handle(&mut self) -> Result<(std::sync::Arc<File>, PathBuf)> {
-        self.flush()?;
-        Ok((self.sync_file.clone(), self.path.clone()))
+    pub fn sync_handle(&self) -> (Arc<dyn LogFile>, PathBuf) {
+        (self.file.clone(), self.path.clone())
     }
 }
 
@@ -120,13 +113,28 @@ pub struct Record {
 
 /// Reads a segment's records. With `is_last`, a torn tail ends the log and the file is truncated to its last
 /// whole record; otherwise a bad record is corruption.
+///
+/// A torn tail is what a crash leaves at the end of the last segment: fewer bytes than a header, a record that
+/// runs past the end of the file, or a damaged last record whose bytes are zeros from a sector boundary inside
+/// it to the end of the file (the file grew but its last sectors never reached the disk, as a power loss can
+/// leave it). Any other damaged record is corruption wherever it lies.
 pub fn replay(dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
     let path = segment_path(dir, id);
     let bytes = std::fs::read(&path).map_err(io(&path))?;
+    // where the file's trailing run of zero bytes starts
+    let zeros_from = bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
-        match decode_at(&bytes, pos) {
+        let decoded = match decode_at(&bytes, pos) {
+            // damage where the zero tail starts inside this record, on a sector boundary: torn
+            Decoded::Corrupt { end } if zeros_from % SECTOR == 0 && zeros_from < end => {
+                Decoded::Torn
+            }
+            // a whole record followed only by zeros is whole; damage before the zeros is corruption
+            d => d,
+        };
+        match decoded {
             Decoded::Record(rec, next) => {
                 out.push(rec);
                 pos = next;
@@ -137,7 +145,7 @@ pub fn replay(dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
                 f.sync_all().map_err(io(&path))?;
                 break;
             }
-            Decoded::Torn | Decoded::Corrupt => {
+            Decoded::Torn | Decoded::Corrupt { .. } => {
                 return Err(Error::Corruption {
                     file: path,
                     offset: pos as u64,
@@ -153,8 +161,11 @@ enum Decoded {
     Record(Record, usize),
     /// The end of the log as a crash can leave it.
     Torn,
-    /// Damage that no crash produces.
-    Corrupt,
+    /// A record that fails its checks; `end` is where it would end by its header (the header's end when the
+    /// header itself is bad). Corruption unless zeros follow from inside it to the end of the file.
+    Corrupt {
+        end: usize,
+    },
 }
 
 fn decode_at(b: &[u8], pos: usize) -> Decoded {
@@ -165,7 +176,7 @@ fn decode_at(b: &[u8], pos: usize) -> Decoded {
     let word = |i: usize| u32::from_le_bytes([rest[i], rest[i + 1], rest[i + 2], rest[i + 3]]);
     let (header_crc, len, payload_crc) = (word(0), word(4) as usize, word(8));
     if crc32c::crc32c(&rest[4..8]) != header_crc {
-        return Decoded::Corrupt;
+        return Decoded::Corrupt { end: pos + HEADER };
     }
     let Some(body) = rest.get(HEADER..HEADER + len) else {
         return Decoded::Torn;
@@ -173,12 +184,12 @@ fn decode_at(b: &[u8], pos: usize) -> Decoded {
     let end = pos + HEADER + len;
     debug_assert!(end <= b.len());
     if crc32c::crc32c(body) != payload_crc {
-        // the whole record is there but damaged: no crash leaves that (a torn append is short)
-        return Decoded::Corrupt;
+        // the whole record is there but damaged: only a zero-filled tail comes from a crash
+        return Decoded::Corrupt { end };
     }
     match parse_payload(body) {
         Some(rec) => Decoded::Record(rec, end),
-        None => Decoded::Corrupt,
+        None => Decoded::Corrupt { end },
     }
 }
 
@@ -200,17 +211,12 @@ fn parse_payload(body: &[u8]) -> Option<Record> {
     })
 }
 
-/// fsyncs a directory so that created, renamed and removed entries are durable.
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn write_log(dir: &Path, n: u64) -> Vec<u8> {
-        let mut w = WalWriter::create(dir, 1, 0).unwrap();
+        let mut w = WalWriter::create(&Storage::default(), dir, 1, 0).unwrap();
         let mut buf = Vec::new();
         for i in 0..n {
             buf.clear();
@@ -273,6 +279,53 @@ mod tests {
         let last = bad.len() - 2;
         bad[last] ^= 1;
         std::fs::write(segment_path(dir.path(), 1), &bad).unwrap();
+        assert!(matches!(
+            replay(dir.path(), 1, true),
+            Err(Error::Corruption { .. })
+        ));
+    }
+
+    #[test]
+    fn a_zero_filled_tail_is_torn_but_zeros_elsewhere_are_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::default();
+        let mut w = WalWriter::create(&storage, dir.path(), 1, 0).unwrap();
+        let mut buf = Vec::new();
+        for i in 0..4u64 {
+            buf.clear();
+            encode(true, i, format!("k{i}").as_bytes(), &[7u8; 700], &mut buf);
+            w.append(&buf).unwrap();
+        }
+        w.sync().unwrap();
+        let path = segment_path(dir.path(), 1);
+        let bytes = std::fs::read(&path).unwrap();
+        let record = bytes.len() / 4;
+        // power loss: the file grew, but the last record's sectors from a boundary inside it are zeros
+        let boundary = (3 * record / SECTOR + 1) * SECTOR;
+        assert!(boundary > 3 * record && boundary < bytes.len());
+        let mut torn = bytes.clone();
+        torn[boundary..].fill(0);
+        std::fs::write(&path, &torn).unwrap();
+        assert_eq!(replay(dir.path(), 1, true).unwrap().len(), 3);
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, 3 * record);
+        // the same zeros in a segment that is not the last: corruption
+        std::fs::write(&path, &torn).unwrap();
+        assert!(matches!(
+            replay(dir.path(), 1, false),
+            Err(Error::Corruption { .. })
+        ));
+        // zeros that start off a sector boundary are damage, not a lost sector
+        let mut bad = bytes.clone();
+        bad[boundary + 3..].fill(0);
+        std::fs::write(&path, &bad).unwrap();
+        assert!(matches!(
+            replay(dir.path(), 1, true),
+            Err(Error::Corruption { .. })
+        ));
+        // zeros inside an earlier record, with whole records after them: corruption
+        let mut bad = bytes.clone();
+        bad[record + 20..record + 40].fill(0);
+        std::fs::write(&path, &bad).unwrap();
         assert!(matches!(
             replay(dir.path(), 1, true),
             Err(Error::Corruption { .. })

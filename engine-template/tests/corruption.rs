@@ -10,14 +10,7 @@ use std::path::Path;
 
 fn build(dir: &Path) -> BTreeMap<Vec<u8>, Vec<u8>> {
     let (_, design) = common::shapes().into_iter().next().unwrap();
-    let e = Engine::open_with(
-        dir,
-        &design,
-        Options {
-            sync: SyncMode::Always,
-        },
-    )
-    .unwrap();
+    let e = Engine::open_with(dir, &design, Options::with_sync(SyncMode::Always)).unwrap();
     let mut model = BTreeMap::new();
     for i in 0..1500u32 {
         let k = format!("key{:06}", (i * 7919) % 1500).into_bytes();

@@ -37,10 +37,8 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options {
-        sync: SyncMode::Never,
-    };
-    let mut engine = Some(Engine::open_with(dir.path(), design, opts).unwrap());
+    let opts = Options::with_sync(SyncMode::Never);
+    let mut engine = Some(Engine::open_with(dir.path(), design, opts.clone()).unwrap());
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in ops {
         let e = engine.as_ref().unwrap();
@@ -83,7 +81,7 @@ fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> 
             Op::Flush => e.flush().unwrap(),
             Op::Reopen => {
                 engine.take().unwrap().close().unwrap();
-                engine = Some(Engine::open_with(dir.path(), design, opts).unwrap());
+                engine = Some(Engine::open_with(dir.path(), design, opts.clone()).unwrap());
             }
         }
     }

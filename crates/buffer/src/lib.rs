@@ -27,8 +27,8 @@ pub fn charge(key: &[u8], value: &Option<Vec<u8>>) -> usize {
 
 /// The write buffer's operations.
 pub trait WriteBuffer: Send + Sync {
-    /// Inserts or replaces `key`. Safe from several threads at once; the caller serialises writes of one key
-    /// and passes its versions increasing sequence numbers.
+    /// Inserts or replaces `key`, unless the buffer holds a newer version of it (a higher `seq`). Safe from
+    /// several threads at once; the caller serialises writes of one key.
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>);
     /// The newest version of `key` in the buffer.
     fn get(&self, key: &[u8]) -> Option<Versioned>;
@@ -88,7 +88,11 @@ fn in_range(key: &[u8], start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
 impl WriteBuffer for SortedBuffer {
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
         let add = charge(&key, &value);
-        let old = self.map.get(&key).map(|e| charge(e.key(), &e.value().1));
+        let old = match self.map.get(&key) {
+            Some(e) if e.value().0 > seq => return,
+            Some(e) => Some(charge(e.key(), &e.value().1)),
+            None => None,
+        };
         self.map.insert(key, (seq, value));
         self.bytes.fetch_add(add, Ordering::Relaxed);
         if let Some(old) = old {
@@ -166,7 +170,11 @@ impl WriteBuffer for HashLogBuffer {
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
         let add = charge(&key, &value);
         let mut map = self.map.write();
-        let old = map.get(&key).map(|v| charge(&key, &v.1));
+        let old = match map.get(&key) {
+            Some(v) if v.0 > seq => return,
+            Some(v) => Some(charge(&key, &v.1)),
+            None => None,
+        };
         map.insert(key, (seq, value));
         self.bytes.fetch_add(add, Ordering::Relaxed);
         if let Some(old) = old {
@@ -267,6 +275,9 @@ mod tests {
         b.insert(b"c".to_vec(), 3, None);
         b.insert(b"b".to_vec(), 4, Some(b"3".to_vec()));
         assert_eq!(b.len(), 3);
+        assert_eq!(b.get(b"b"), Some((4, Some(b"3".to_vec()))));
+        // an older version arriving late never replaces a newer one
+        b.insert(b"b".to_vec(), 2, Some(b"old".to_vec()));
         assert_eq!(b.get(b"b"), Some((4, Some(b"3".to_vec()))));
         assert_eq!(b.get(b"c"), Some((3, None)));
         assert_eq!(b.get(b"z"), None);

@@ -170,7 +170,7 @@ fn run_bench(
         slices,
         show_progress,
     } = spec;
-    let engine = Arc::new(Engine::open_with(dir, design, Options { sync })?);
+    let engine = Arc::new(Engine::open_with(dir, design, Options::with_sync(sync))?);
     let store = CosineStore(engine.clone());
     let load = phase_with_progress(show_progress, "load", w.record_count, |p| {
         run_phase(&store, w, threads, true, seed, p)
@@ -685,14 +685,9 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
                 if let CalibrationStage::Time { write_room } = stage {
                     design.buffer_bytes = design.buffer_bytes.max(write_room);
                 }
-                let engine = Engine::open_with(
-                    dir_of(op),
-                    &design,
-                    Options {
-                        sync: SyncMode::Never,
-                    },
-                )
-                .map_err(|e| e.to_string())?;
+                let engine =
+                    Engine::open_with(dir_of(op), &design, Options::with_sync(SyncMode::Never))
+                        .map_err(|e| e.to_string())?;
                 Ok(Box::new(CosineStore(Arc::new(engine))) as Box<dyn Store>)
             },
             |op, phi| {

@@ -64,7 +64,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     cosine_server::run(
         std::path::Path::new(&a.data),
         &design,
-        Options { sync },
+        Options::with_sync(sync),
         opts,
         |addr| {
             println!(

@@ -131,9 +131,7 @@ fn open(
             Box::new(CosineStore(Arc::new(Engine::open_with(
                 dir,
                 &design,
-                Options {
-                    sync: SyncMode::Never,
-                },
+                Options::with_sync(SyncMode::Never),
             )?)))
         }
         "rocksdb-cosine" => {

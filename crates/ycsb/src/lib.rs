@@ -582,14 +582,8 @@ mod tests {
                 ..Design::rocksdb_like(256 << 10, 64 << 10, 1 << 20)
             };
             let engine = Arc::new(
-                Engine::open_with(
-                    dir.path(),
-                    &design,
-                    Options {
-                        sync: SyncMode::Never,
-                    },
-                )
-                .unwrap(),
+                Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Never))
+                    .unwrap(),
             );
             let store = CosineStore(engine);
             let mut w = CoreWorkload::named(n).unwrap();

@@ -8,13 +8,7 @@ use std::path::Path;
 
 /// Opens `design` in `dir` without syncing the log (tests that do not crash the process need no fsync).
 pub fn open_unsynced(dir: &Path, design: &Design) -> cosine_engine::Result<Engine> {
-    Engine::open_with(
-        dir,
-        design,
-        Options {
-            sync: SyncMode::Never,
-        },
-    )
+    Engine::open_with(dir, design, Options::with_sync(SyncMode::Never))
 }
 
 /// (name, design) for every shape.

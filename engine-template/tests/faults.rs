@@ -1,0 +1,127 @@
+//! Fault injection on the log's storage: a failed fsync or write poisons the engine (every later write and
+//! `close` return the error), the write it hit is never acknowledged nor visible, and what was acknowledged
+//! before is there after a reopen.
+
+mod common;
+
+use cosine_engine::storage::{Failing, FaultKind, Storage};
+use cosine_engine::{Engine, Error, Options, SyncMode};
+
+fn faulty(sync: SyncMode, kind: FaultKind, nth: u64) -> Options {
+    Options {
+        sync,
+        storage: Storage::new(Failing::from_nth(kind, nth)),
+    }
+}
+
+/// Writes until the injected fault hits; checks what the engine shows then and after a reopen.
+fn poisons(sync: SyncMode, kind: FaultKind) {
+    for (shape, design) in common::shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        // opening creates the first segment (no sync); fail a few calls later
+        let engine = Engine::open_with(dir.path(), &design, faulty(sync, kind, 40)).unwrap();
+        let mut acked = Vec::new();
+        let mut failed = None;
+        for i in 0..10_000u32 {
+            let key = format!("key{i:05}");
+            match engine.put(key.as_bytes(), b"value") {
+                Ok(()) => acked.push(key),
+                Err(e) => {
+                    assert!(matches!(e, Error::Io { .. }), "{shape}: {e}");
+                    failed = Some(key);
+                    break;
+                }
+            }
+        }
+        let failed = failed.unwrap_or_else(|| panic!("{shape} {sync:?}: the fault never hit"));
+        assert_eq!(
+            engine.get(failed.as_bytes()).unwrap(),
+            None,
+            "{shape} {sync:?}: a write whose {kind:?} failed is visible"
+        );
+        assert!(matches!(
+            engine.put(b"later", b"x"),
+            Err(Error::Poisoned(_))
+        ));
+        assert!(matches!(engine.delete(b"later"), Err(Error::Poisoned(_))));
+        assert!(matches!(
+            engine.read_modify_write(b"later", |_| Some(b"y".to_vec())),
+            Err(Error::Poisoned(_))
+        ));
+        assert_eq!(engine.get(b"later").unwrap(), None);
+        assert!(
+            engine.close().is_err(),
+            "{shape} {sync:?}: close after a failed {kind:?} must report it"
+        );
+        let engine = common::open_unsynced(dir.path(), &design).unwrap();
+        for key in &acked {
+            assert_eq!(
+                engine.get(key.as_bytes()).unwrap().as_deref(),
+                Some(&b"value"[..]),
+                "{shape} {sync:?}: acknowledged {key} lost after a failed {kind:?}"
+            );
+        }
+        engine.close().unwrap();
+    }
+}
+
+#[test]
+fn a_failed_fsync_poisons_under_batch() {
+    poisons(SyncMode::Batch, FaultKind::Sync);
+}
+
+#[test]
+fn a_failed_fsync_poisons_under_always() {
+    poisons(SyncMode::Always, FaultKind::Sync);
+}
+
+#[test]
+fn a_failed_log_write_poisons_in_every_mode() {
+    for sync in [SyncMode::Always, SyncMode::Batch, SyncMode::Never] {
+        poisons(sync, FaultKind::Append);
+    }
+}
+
+#[test]
+fn concurrent_writers_all_see_the_failure() {
+    let design = common::shapes()[0].1.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = std::sync::Arc::new(
+        Engine::open_with(
+            dir.path(),
+            &design,
+            faulty(SyncMode::Batch, FaultKind::Sync, 30),
+        )
+        .unwrap(),
+    );
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let engine = engine.clone();
+            std::thread::spawn(move || {
+                let mut acked = Vec::new();
+                for i in 0..2_000u32 {
+                    let key = format!("t{t}-{i:05}");
+                    if engine.put(key.as_bytes(), b"v").is_err() {
+                        return (acked, Some(key));
+                    }
+                    acked.push(key);
+                }
+                (acked, None)
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    for (_, failed) in &results {
+        let failed = failed
+            .as_ref()
+            .expect("every writer meets the poisoned engine");
+        assert_eq!(engine.get(failed.as_bytes()).unwrap(), None);
+    }
+    drop(engine);
+    let engine = common::open_unsynced(dir.path(), &design).unwrap();
+    for (acked, _) in &results {
+        for key in acked {
+            assert!(engine.get(key.as_bytes()).unwrap().is_some(), "{key} lost");
+        }
+    }
+}
