@@ -155,17 +155,13 @@ fn build_tree(
     let t = design.size_ratio as f64;
     let k = design.hot_runs as f64;
     let z = design.cold_runs as f64;
-    let eb = design.buffer_bytes as f64 / shape.entry_bytes;
-    let l = layout::level_count(
-        shape.effective_entries,
-        shape.entry_bytes,
-        design.buffer_bytes as f64,
-        t,
-    );
+    let flush = quirks.flush_bytes(design);
+    let eb = flush / shape.entry_bytes;
+    let l = layout::level_count(shape.effective_entries, shape.entry_bytes, flush, t);
     let (mut y, fence_bytes, filter_bytes) = if quirks.fence_sum_bug {
         let split = layout::memory_split(
             (design.filter_bytes + design.fence_bytes) as f64,
-            design.buffer_bytes as f64,
+            flush,
             t,
             k,
             z,
@@ -447,7 +443,7 @@ impl DistributionAware {
         let t = design.size_ratio as f64;
         let k = (t - 1.0).max(1.0);
         let b = shape.entries_per_block;
-        let eb = design.buffer_bytes as f64 / shape.entry_bytes;
+        let eb = q.flush_bytes(design) / shape.entry_bytes;
         let mut parts = keys.parts();
         if q.lsh_unconditioned {
             if let KeySpace::Skew { .. } = keys {
@@ -961,14 +957,15 @@ mod tests {
         let w = workload(all_ops());
         let c = eval(&d, &w);
         assert_eq!(c.class, DesignClass::Lsh);
-        // an existing key is on disk unless it is in the buffer: 512 MiB of 12.8 GB
+        // an existing key is on disk unless it is in the buffer: 256 MiB of 12.8 GB
         assert!(
             c.per_op.lookup > 0.9 && c.per_op.lookup <= 1.0,
             "{}",
             c.per_op.lookup
         );
-        // the log's runs (N/M_B of them here, fewer than K) are each sought through the hash index
-        let runs = (N as f64 * 128.0 / (512u64 << 20) as f64).ceil();
+        // the log's runs (N/(M_B/2) of them here, a flush being half of M_B, fewer than K) are each sought
+        // through the hash index
+        let runs = (N as f64 * 128.0 / (256u64 << 20) as f64).ceil();
         let b = (4096.0f64 / 128.0).floor();
         assert!(
             (c.per_op.long_scan - (2.0 * runs + 1000.0 / b)).abs() < 1e-9,

@@ -133,10 +133,10 @@ pub fn memory_split(
     }
 }
 
-/// Bytes per key of our engine's in-memory hash index for LSH designs (a 64-bit key hash to a 32-bit block
-/// number in a hash map, as `cosine_fence_pointers::HashIndex::memory_bytes` charges it), plus 16 bytes per
-/// block for the block handles.
-pub const HASH_INDEX_BYTES_PER_KEY: f64 = 16.0;
+/// Bytes per key of our engine's in-memory hash index for LSH designs: a 32-bit tag and a 32-bit block number
+/// in flat sorted arrays (`cosine_fence_pointers::HASH_INDEX_BYTES_PER_KEY`, its real heap bytes), plus 16
+/// bytes per block for the block handles.
+pub const HASH_INDEX_BYTES_PER_KEY: f64 = 8.0;
 
 /// Memory of our engine's LSH hash index: one entry per key and a handle per block, with 10% for the older
 /// versions that runs not yet merged still index.

@@ -63,6 +63,10 @@ pub struct ReferenceQuirks {
     /// it only when it holds the key (as measured on our engine's B-tree-like design: level-1 reads matched the
     /// lookups its keys answer, not every lookup that passed it).
     pub partial_levels_span_keys: bool,
+    /// A flush writes the whole of M_B, and level i holds M_B·T^i. Fixed: the active and the frozen write
+    /// buffer share M_B (writes go on during a flush), so a flush writes M_B/2 and level i holds (M_B/2)·T^i
+    /// (`Design::flush_bytes`, as our engine runs it).
+    pub whole_buffer_flushes: bool,
 }
 
 impl ReferenceQuirks {
@@ -87,6 +91,7 @@ impl ReferenceQuirks {
         fence_is_key_only: false,
         in_place_unfiltered_updates: false,
         partial_levels_span_keys: false,
+        whole_buffer_flushes: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -109,7 +114,17 @@ impl ReferenceQuirks {
         fence_is_key_only: true,
         in_place_unfiltered_updates: true,
         partial_levels_span_keys: true,
+        whole_buffer_flushes: true,
     };
+
+    /// Bytes one flush writes: M_B with `whole_buffer_flushes`, else [`cosine_design::Design::flush_bytes`].
+    pub fn flush_bytes(&self, design: &cosine_design::Design) -> f64 {
+        if self.whole_buffer_flushes {
+            design.buffer_bytes as f64
+        } else {
+            design.flush_bytes() as f64
+        }
+    }
 
     /// ln 2 as the reference code computes it when `approximate_ln2` is set.
     #[allow(clippy::approx_constant)] // 2.7182 is the reference code's own truncated e

@@ -23,8 +23,9 @@ use std::thread::JoinHandle;
 /// Runs beyond the design's K (or Z) that level 1 may hold before writers stall for compaction.
 const STALL_EXTRA_RUNS: u64 = 4;
 
-/// Most frozen buffers waiting for their flush before writers stall.
-const MAX_FROZEN: usize = 2;
+/// Most frozen buffers waiting for their flush before writers stall: with the active one, the design's
+/// [`Design::WRITE_BUFFERS`] buffers of [`Design::flush_bytes`] each, M_B in all.
+const MAX_FROZEN: usize = Design::WRITE_BUFFERS as usize - 1;
 /// Stripes of the per-key locks that make read-modify-write atomic.
 const KEY_STRIPES: usize = 64;
 /// Cap on Monkey's bits per key when memory is plentiful (FPR ≈ 1e-9).
@@ -103,7 +104,7 @@ fn level1_backlog(d: &Design, lsh: bool, v: &Version) -> bool {
             .flat_map(|r| r.files.iter())
             .map(|f| f.meta.size)
             .sum();
-        let merge_at = (d.size_ratio * d.buffer_bytes) as f64 * d.merge_threshold;
+        let merge_at = (d.size_ratio * d.flush_bytes()) as f64 * d.merge_threshold;
         l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
             || bytes as f64 > 1.5 * merge_at
     })
@@ -182,8 +183,10 @@ fn is_lsh(design: &Design) -> bool {
     class == DesignClass::Lsh
 }
 
+/// A write buffer of the design's [`Design::flush_bytes`] heap bytes (half of M_B: the other half is for the
+/// buffer being flushed).
 fn new_buffer(design: &Design, lsh: bool) -> Arc<Buffer> {
-    let cap = design.buffer_bytes.min(usize::MAX as u64) as usize;
+    let cap = design.flush_bytes().min(usize::MAX as u64) as usize;
     Arc::new(if lsh {
         Buffer::HashLog(HashLogBuffer::new(cap))
     } else {
@@ -413,6 +416,7 @@ impl Engine {
     {
         check_sizes(key, None)?;
         let stripe = self.inner.stripe_index(key);
+        self.inner.throttle()?;
         let _g = self.inner.lock_settled(stripe);
         let current = self.inner.get(key)?;
         let next = f(current.as_deref());
@@ -646,6 +650,7 @@ impl Inner {
         if batch.is_empty() {
             return self.check_poisoned();
         }
+        self.throttle()?;
         let stripes = self.stripes_of(batch);
         let lock = || -> Vec<_> { stripes.iter().map(|i| self.stripes[*i].lock()).collect() };
         let logged = {
@@ -673,6 +678,18 @@ impl Inner {
         Ok(())
     }
 
+    /// Back-pressure, before a writer takes any lock: wait while too many buffers wait for their flush, or
+    /// while level 1 holds more runs than compaction keeps up with (every lookup would probe them all). A
+    /// writer never waits here holding a stripe: a flush waits for the writers of its buffer, and they may
+    /// need that stripe to insert.
+    fn throttle(&self) -> Result<()> {
+        if self.stalled(&self.state.read()) {
+            self.signal();
+            self.wait_for(|s| !self.stalled(s))?;
+        }
+        Ok(())
+    }
+
     /// Locks stripe `i` once no write logged under it is still on its way into the buffer (read-modify-write
     /// must read the newest logged value). Writes log under the stripe lock, so none can start meanwhile.
     fn lock_settled(&self, i: usize) -> parking_lot::MutexGuard<'_, ()> {
@@ -691,12 +708,6 @@ impl Inner {
     /// `durable`, its first sequence number and the buffer it belongs to.
     fn log(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<Logged> {
         self.check_poisoned()?;
-        // back-pressure: wait while too many buffers wait for their flush, or while level 1 holds more runs
-        // than compaction keeps up with (every lookup would probe them all)
-        if self.stalled(&self.state.read()) {
-            self.signal();
-            self.wait_for(|s| !self.stalled(s))?;
-        }
         // Under the writer lock: sequence numbers and the log record, so the log's order is the sequence
         // order, and a note on the buffer those records belong to. The buffer inserts happen after the lock
         // is released, so writers on several cores fill the buffer in parallel (the stripe locks keep one
@@ -997,7 +1008,7 @@ impl Inner {
         let levels = cosine_cost_model::layout::level_count(
             entries as f64,
             entry_bytes,
-            d.buffer_bytes as f64,
+            d.flush_bytes() as f64,
             d.size_ratio as f64,
         )
         .max(v.depth() as u32)
@@ -1020,7 +1031,10 @@ impl Inner {
                     .filter(|(_, f)| !replaced.contains(&f.id))
                     .map(|(_, f)| f.memory_bytes().1)
                     .sum();
-                8.0 * (d.filter_bytes as f64 - held as f64).max(0.0) / new_entries.max(1) as f64
+                // each output file's filter also carries its fixed overhead (about as many files out as in)
+                let overhead = replaced.len() * cosine_filters::FILTER_OVERHEAD_BYTES;
+                8.0 * (d.filter_bytes as f64 - held as f64 - overhead as f64).max(0.0)
+                    / new_entries.max(1) as f64
             });
             per_level
                 .get(level - 1)
@@ -1156,9 +1170,7 @@ impl Inner {
 
     fn flush_buffer(&self, buffer: &Arc<Buffer>) -> Result<()> {
         let v = self.state.read().version.clone();
-        let entries = buffer.sorted_entries();
-        let max_seq = entries.iter().map(|e| e.1).max().unwrap_or(0);
-        let opts = self.writer_options(&v, 1, entries.len() as u64, buffer.bytes() as u64, None);
+        let opts = self.writer_options(&v, 1, buffer.len() as u64, buffer.bytes() as u64, None);
         let out = Output {
             dir: &self.dir,
             next_id: &self.next_id,
@@ -1167,8 +1179,21 @@ impl Inner {
             stats: &self.stats,
             level: 1,
         };
-        let mut it = entries.into_iter();
-        let (files, bytes) = compaction::write_entries(|| Ok(it.next()), false, &out)?;
+        // stream the buffer in key order: a flush never copies it whole
+        let mut it = buffer.sorted_iter();
+        let mut max_seq = 0;
+        let (files, bytes) = compaction::write_entries(
+            || {
+                let e = it.next();
+                if let Some((_, seq, _)) = &e {
+                    max_seq = max_seq.max(*seq);
+                }
+                Ok(e)
+            },
+            false,
+            &out,
+        )?;
+        drop(it);
         self.stats.bytes_flushed.fetch_add(bytes, Ordering::Relaxed);
         let _install = self.install.lock();
         let mut nv = (*self.state.read().version).clone();

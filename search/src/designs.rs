@@ -385,7 +385,9 @@ impl Shard<'_> {
             return None;
         }
         let m_b = self.memory_bytes - m_fp;
-        let t = ((shape.entries * shape.entry_bytes / m_b as f64).ceil() as u64).max(2);
+        // the first level never fills: its capacity, T flushes of M_B/2, exceeds the data
+        let flush = (m_b / cosine_design::Design::WRITE_BUFFERS).max(1);
+        let t = ((shape.entries * shape.entry_bytes / flush as f64).ceil() as u64).max(2);
         let t = t.max(shape.entries_per_block as u64 + 1);
         Some(base_design(t, t - 1, t - 1, self.block_bytes, m_b, 0, m_fp))
     }

@@ -20,9 +20,35 @@ pub type Versioned = (u64, Option<Vec<u8>>);
 /// One entry as it leaves the buffer: key, sequence number, value (`None` = tombstone).
 pub type BufferEntry = (Vec<u8>, u64, Option<Vec<u8>>);
 
-/// Bytes an entry is charged in the buffer: key + value + 16 bytes of bookkeeping.
+/// Bytes the heap hands out for a request of `n` bytes: glibc's chunk (the request plus an 8-byte header,
+/// rounded up to 16, at least 32); nothing for an empty `Vec`, which does not allocate.
+pub const fn alloc_bytes(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        let chunk = (n + 8 + 15) & !15;
+        if chunk < 32 {
+            32
+        } else {
+            chunk
+        }
+    }
+}
+
+/// Heap bytes of one skiplist node: the key's and the value's `Vec` headers, the sequence number, the
+/// reference count and a tower of two pointers on average (a node's height is geometric with p = 1/2).
+pub const SKIPLIST_NODE_BYTES: usize =
+    alloc_bytes(std::mem::size_of::<Vec<u8>>() + std::mem::size_of::<Versioned>() + 8 + 2 * 8);
+
+/// Heap bytes of an entry's key and value allocations.
+fn payload_bytes(key: &[u8], value: &Option<Vec<u8>>) -> usize {
+    alloc_bytes(key.len()) + value.as_ref().map_or(0, |v| alloc_bytes(v.len()))
+}
+
+/// Bytes an entry is charged in a [`SortedBuffer`]: what it really takes on the heap, its node and the
+/// allocations of its key and value.
 pub fn charge(key: &[u8], value: &Option<Vec<u8>>) -> usize {
-    key.len() + value.as_ref().map_or(0, |v| v.len()) + 16
+    SKIPLIST_NODE_BYTES + payload_bytes(key, value)
 }
 
 /// The write buffer's operations.
@@ -35,9 +61,13 @@ pub trait WriteBuffer: Send + Sync {
     /// At most `limit` entries with keys in the range, the smallest keys first (a scan pages through the
     /// buffer with this instead of copying all of it).
     fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Vec<BufferEntry>;
-    /// Every entry in key order (for flushing).
-    fn sorted_entries(&self) -> Vec<BufferEntry>;
-    /// Bytes charged so far.
+    /// Every entry in key order (for flushing), one at a time: a flush never copies the whole buffer.
+    fn sorted_iter(&self) -> Box<dyn Iterator<Item = BufferEntry> + Send + '_>;
+    /// Every entry in key order, collected (for tests and small buffers).
+    fn sorted_entries(&self) -> Vec<BufferEntry> {
+        self.sorted_iter().collect()
+    }
+    /// Heap bytes held: entries, their keys and values, and the index over them.
     fn bytes(&self) -> usize;
     /// Entries held.
     fn len(&self) -> usize;
@@ -45,7 +75,7 @@ pub trait WriteBuffer: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Capacity in bytes (M_B).
+    /// Capacity in heap bytes (one write buffer's share of M_B).
     fn capacity(&self) -> usize;
     /// True once the buffer holds at least its capacity and should be frozen and flushed.
     fn is_full(&self) -> bool {
@@ -128,11 +158,12 @@ impl WriteBuffer for SortedBuffer {
             .collect()
     }
 
-    fn sorted_entries(&self) -> Vec<BufferEntry> {
-        self.map
-            .iter()
-            .map(|e| (e.key().clone(), e.value().0, e.value().1.clone()))
-            .collect()
+    fn sorted_iter(&self) -> Box<dyn Iterator<Item = BufferEntry> + Send + '_> {
+        Box::new(
+            self.map
+                .iter()
+                .map(|e| (e.key().clone(), e.value().0, e.value().1.clone())),
+        )
     }
 
     fn bytes(&self) -> usize {
@@ -151,7 +182,10 @@ impl WriteBuffer for SortedBuffer {
 /// A hash-indexed log: the in-memory mutable region of a FASTER-like design.
 pub struct HashLogBuffer {
     map: RwLock<HashMap<Vec<u8>, Versioned>>,
+    /// Heap bytes of the keys and values.
     bytes: AtomicUsize,
+    /// Heap bytes of the hash table (it grows by doubling).
+    table_bytes: AtomicUsize,
     capacity: usize,
 }
 
@@ -161,21 +195,38 @@ impl HashLogBuffer {
         HashLogBuffer {
             map: RwLock::new(HashMap::new()),
             bytes: AtomicUsize::new(0),
+            table_bytes: AtomicUsize::new(0),
             capacity,
         }
     }
 }
 
+/// Heap bytes of a std `HashMap` table that reports `capacity`: its buckets (a slot and a control byte
+/// each, at most 7/8 of them usable) and a group of trailing control bytes.
+fn table_bytes(capacity: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 7 {
+        (capacity + 1).next_power_of_two()
+    } else {
+        (capacity * 8 / 7).next_power_of_two()
+    };
+    alloc_bytes(buckets * (std::mem::size_of::<(Vec<u8>, Versioned)>() + 1) + 16)
+}
+
 impl WriteBuffer for HashLogBuffer {
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
-        let add = charge(&key, &value);
+        let add = payload_bytes(&key, &value);
         let mut map = self.map.write();
         let old = match map.get(&key) {
             Some(v) if v.0 > seq => return,
-            Some(v) => Some(charge(&key, &v.1)),
+            Some(v) => Some(payload_bytes(&key, &v.1)),
             None => None,
         };
         map.insert(key, (seq, value));
+        self.table_bytes
+            .store(table_bytes(map.capacity()), Ordering::Relaxed);
         self.bytes.fetch_add(add, Ordering::Relaxed);
         if let Some(old) = old {
             self.bytes.fetch_sub(
@@ -206,12 +257,18 @@ impl WriteBuffer for HashLogBuffer {
             .collect()
     }
 
-    fn sorted_entries(&self) -> Vec<BufferEntry> {
-        self.range(Bound::Unbounded, Bound::Unbounded, usize::MAX)
+    fn sorted_iter(&self) -> Box<dyn Iterator<Item = BufferEntry> + Send + '_> {
+        // the keys in order (copies of the keys only), then each entry looked up as the flush asks for it
+        let mut keys: Vec<Vec<u8>> = self.map.read().keys().cloned().collect();
+        keys.sort_unstable();
+        Box::new(keys.into_iter().filter_map(move |k| {
+            let (seq, v) = self.map.read().get(&k).cloned()?;
+            Some((k, seq, v))
+        }))
     }
 
     fn bytes(&self) -> usize {
-        self.bytes.load(Ordering::Relaxed)
+        self.bytes.load(Ordering::Relaxed) + self.table_bytes.load(Ordering::Relaxed)
     }
 
     fn len(&self) -> usize {
@@ -251,8 +308,8 @@ impl WriteBuffer for Buffer {
     fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Vec<BufferEntry> {
         dispatch!(self, b => b.range(start, end, limit))
     }
-    fn sorted_entries(&self) -> Vec<BufferEntry> {
-        dispatch!(self, b => b.sorted_entries())
+    fn sorted_iter(&self) -> Box<dyn Iterator<Item = BufferEntry> + Send + '_> {
+        dispatch!(self, b => b.sorted_iter())
     }
     fn bytes(&self) -> usize {
         dispatch!(self, b => b.bytes())
@@ -297,6 +354,12 @@ mod tests {
             .collect();
         assert_eq!(first, vec![b"a".to_vec(), b"b".to_vec()]);
         assert!(b.range(Bound::Unbounded, Bound::Unbounded, 0).is_empty());
+    }
+
+    #[test]
+    fn sorted_buffer() {
+        let b = SortedBuffer::new(1 << 20);
+        exercise(&b);
         // replaced entries are not double-charged
         assert_eq!(
             b.bytes(),
@@ -305,8 +368,14 @@ mod tests {
     }
 
     #[test]
-    fn sorted_buffer() {
-        exercise(&SortedBuffer::new(1 << 20));
+    fn allocations_are_charged_as_the_heap_rounds_them() {
+        assert_eq!(alloc_bytes(0), 0);
+        assert_eq!(alloc_bytes(1), 32);
+        assert_eq!(alloc_bytes(24), 32);
+        assert_eq!(alloc_bytes(25), 48);
+        assert_eq!(alloc_bytes(1000), 1008);
+        assert!(table_bytes(0) == 0 && table_bytes(3) < table_bytes(7));
+        assert_eq!(table_bytes(14), table_bytes(13));
     }
 
     #[test]

@@ -229,6 +229,17 @@ impl Design {
         }
     }
 
+    /// Write buffers that share M_B: the active one, taking writes, and one frozen one being flushed (as
+    /// RocksDB's `write_buffer_size` × `max_write_buffer_number`), so writes go on during a flush and the
+    /// two together never hold more than M_B.
+    pub const WRITE_BUFFERS: u64 = 2;
+
+    /// Bytes of memory one write buffer may hold before it is frozen and flushed, M_B / 2: the size of a flush
+    /// and the base of the tree's level capacities (M_B/2 · T^i), for the engine and the cost model alike.
+    pub fn flush_bytes(&self) -> u64 {
+        (self.buffer_bytes / Self::WRITE_BUFFERS).max(1)
+    }
+
     /// Total memory the design asks for: M_B + M_BF + M_FP.
     pub fn memory_bytes(&self) -> u64 {
         self.buffer_bytes

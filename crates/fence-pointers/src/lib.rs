@@ -11,7 +11,6 @@
 //! All three answer [`BlockLocator::locate`]. Encodings are little-endian; the run file checksums them.
 #![warn(missing_docs)]
 
-use std::collections::HashMap;
 use thiserror::Error;
 
 /// Where a block lives in its file.
@@ -239,69 +238,78 @@ pub fn stable_hash(key: &[u8]) -> u64 {
     h
 }
 
-/// A hash index: the block of every key, by a stable 64-bit hash (LSH-like designs).
+/// A hash index in FASTER's manner (LSH-like designs): per key a 32-bit tag (the upper half of its stable
+/// hash) and the number of its block, sorted by tag in two flat arrays, 8 bytes per key in memory, plus a
+/// 16-byte handle per block. A tag match only names a candidate block: the reader confirms the key by reading
+/// it, and tries the next candidate when two keys share a tag (about one lookup in 2^32 / n).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HashIndex {
-    map: HashMap<u64, u32>,
-    /// Blocks of keys whose hash collides with another key's in a different block.
-    collisions: HashMap<u64, Vec<u32>>,
+    tags: Vec<u32>,
+    blocks: Vec<u32>,
     handles: Vec<BlockHandle>,
+}
+
+/// The tag of a key hash: its upper half.
+fn tag(hash: u64) -> u32 {
+    (hash >> 32) as u32
+}
+
+/// The tag `key` is indexed under in a [`HashIndex`].
+pub fn key_tag(key: &[u8]) -> u32 {
+    tag(stable_hash(key))
 }
 
 impl HashIndex {
     /// An index over `entries` (key hash, block number) with the blocks' handles.
     pub fn build(entries: impl IntoIterator<Item = (u64, u32)>, handles: Vec<BlockHandle>) -> Self {
-        let mut idx = HashIndex {
-            map: HashMap::new(),
-            collisions: HashMap::new(),
+        Self::from_tags(
+            entries.into_iter().map(|(h, b)| (tag(h), b)).collect(),
             handles,
-        };
-        for (h, b) in entries {
-            idx.insert(h, b);
-        }
-        idx
+        )
     }
 
-    fn insert(&mut self, h: u64, b: u32) {
-        match self.map.get(&h) {
-            None => {
-                self.map.insert(h, b);
-            }
-            Some(&old) if old != b => {
-                let v = self.collisions.entry(h).or_default();
-                if !v.contains(&b) {
-                    v.push(b);
-                }
-            }
-            _ => {}
+    /// An index over `pairs` of ([`key_tag`], block number), sorted in place (a writer collects 8 bytes a key).
+    pub fn from_tags(mut pairs: Vec<(u32, u32)>, handles: Vec<BlockHandle>) -> Self {
+        pairs.sort_unstable();
+        pairs.dedup();
+        let tags: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+        let blocks: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+        drop(pairs);
+        let mut handles = handles;
+        handles.shrink_to_fit();
+        HashIndex {
+            tags,
+            blocks,
+            handles,
         }
     }
 
-    /// Every block that may hold `key` (usually one).
-    pub fn blocks(&self, key: &[u8]) -> Vec<BlockHandle> {
-        let h = stable_hash(key);
-        let mut v: Vec<BlockHandle> = self
-            .map
-            .get(&h)
-            .map(|&b| self.handles[b as usize])
-            .into_iter()
-            .collect();
-        if let Some(extra) = self.collisions.get(&h) {
-            v.extend(extra.iter().map(|&b| self.handles[b as usize]));
-        }
-        v
+    /// Every block that may hold `key`, in block order (one unless keys share its tag).
+    pub fn blocks(&self, key: &[u8]) -> impl Iterator<Item = BlockHandle> + '_ {
+        let t = tag(stable_hash(key));
+        let lo = self.tags.partition_point(|x| *x < t);
+        let hi = lo + self.tags[lo..].partition_point(|x| *x == t);
+        self.blocks[lo..hi]
+            .iter()
+            .map(move |b| self.handles[*b as usize])
+    }
+
+    /// Keys indexed (distinct tag and block pairs).
+    pub fn len(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// True when nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty()
     }
 
     /// Encoding: `[u64 n]` n × `[u64 hash][u32 block]`, then `[u32 m]` m × handle (`[u64 off][u32 len][u32 block]`).
+    /// Only the upper 32 bits of each hash are read back (the tag); the format keeps room for the whole hash.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let mut pairs: Vec<(u64, u32)> = self.map.iter().map(|(h, b)| (*h, *b)).collect();
-        for (h, v) in &self.collisions {
-            pairs.extend(v.iter().map(|b| (*h, *b)));
-        }
-        pairs.sort_unstable();
-        out.extend_from_slice(&(pairs.len() as u64).to_le_bytes());
-        for (h, b) in pairs {
-            out.extend_from_slice(&h.to_le_bytes());
+        out.extend_from_slice(&(self.tags.len() as u64).to_le_bytes());
+        for (t, b) in self.tags.iter().zip(&self.blocks) {
+            out.extend_from_slice(&((*t as u64) << 32).to_le_bytes());
             out.extend_from_slice(&b.to_le_bytes());
         }
         out.extend_from_slice(&(self.handles.len() as u32).to_le_bytes());
@@ -342,15 +350,19 @@ impl HashIndex {
     }
 }
 
+/// Bytes of memory per key of [`HashIndex`]: a 4-byte tag and a 4-byte block number.
+pub const HASH_INDEX_BYTES_PER_KEY: usize = 8;
+
 impl BlockLocator for HashIndex {
     fn locate(&self, key: &[u8]) -> Locate {
-        match self.blocks(key).first() {
-            Some(h) => Locate::Block(*h),
+        match self.blocks(key).next() {
+            Some(h) => Locate::Block(h),
             None => Locate::Absent,
         }
     }
     fn memory_bytes(&self) -> usize {
-        self.map.len() * 16 + self.collisions.len() * 40 + self.handles.len() * 16
+        (self.tags.capacity() + self.blocks.capacity()) * 4
+            + self.handles.capacity() * std::mem::size_of::<BlockHandle>()
     }
 }
 
@@ -439,6 +451,27 @@ mod tests {
         let back = HashIndex::decode(&enc).unwrap();
         assert_eq!(back.locate(&55u32.to_le_bytes()), Locate::Block(h(5)));
         assert!(HashIndex::decode(&enc[..enc.len() - 3]).is_err());
+        assert_eq!(back, idx);
+        // eight bytes per key and sixteen per block, nothing more
+        assert_eq!(idx.memory_bytes(), 100 * HASH_INDEX_BYTES_PER_KEY + 10 * 16);
+    }
+
+    #[test]
+    fn keys_sharing_a_tag_name_every_candidate_block() {
+        let k = b"some key";
+        let hash = stable_hash(k);
+        // another key's hash with the same upper half, in block 7; ours in block 2
+        let idx = HashIndex::build(
+            [
+                (hash ^ 0xffff, 7),
+                (hash, 2),
+                (hash.wrapping_add(1 << 32), 3),
+            ],
+            (0..10).map(h).collect(),
+        );
+        let found: Vec<BlockHandle> = idx.blocks(k).collect();
+        assert_eq!(found, vec![h(2), h(7)]);
+        assert_eq!(idx.blocks(b"absent").count(), 0);
     }
 
     proptest! {

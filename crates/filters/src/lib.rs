@@ -8,6 +8,7 @@
 
 use bloomfilter::Bloom;
 use cosine_cost_model::bloom::{monkey_bits_per_key, RunGroup};
+use cosine_fence_pointers::stable_hash;
 use thiserror::Error;
 
 /// The fixed seed of every filter, so that a filter decoded from disk hashes as it did when it was built.
@@ -18,10 +19,29 @@ const SEED: [u8; 32] = *b"cosine-engine-bloom-filter-seed!";
 #[error("filter encoding is invalid: {0}")]
 pub struct FilterDecodeError(pub &'static str);
 
-/// One Bloom filter over a set of keys.
+/// What a filter's items are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Items {
+    /// The keys' bytes (files written before filters were built over hashes).
+    Keys,
+    /// The keys' [`stable_hash`]es: a whole-file or whole-run filter.
+    Hashes,
+    /// A key's hash mixed with the number of its block: per-block filters in one bit array, so a block
+    /// costs no filter of its own (a Bloom filter per block would carry its ~200-byte header per block).
+    BlockHashes,
+}
+
+/// One Bloom filter over a set of keys. The writer keeps 8 bytes per key (its hash) until the filter is
+/// sized, not the keys.
 pub struct KeyFilter {
     bloom: Bloom<[u8]>,
     bits_per_key: f32,
+    items: Items,
+}
+
+/// The item a key in block `block` is filtered under in a per-block filter.
+fn block_item(hash: u64, block: u32) -> u64 {
+    hash ^ (block as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 impl KeyFilter {
@@ -32,28 +52,66 @@ impl KeyFilter {
         count: usize,
         bits_per_key: f64,
     ) -> Option<Self> {
+        let mut f = Self::sized(count, bits_per_key, Items::Keys)?;
+        for k in keys {
+            f.bloom.set(k);
+        }
+        Some(f)
+    }
+
+    fn sized(count: usize, bits_per_key: f64, items: Items) -> Option<Self> {
         if count == 0 || bits_per_key.is_nan() || bits_per_key <= 0.05 {
             return None;
         }
         let bytes = ((count as f64 * bits_per_key) / 8.0).ceil().max(1.0) as usize;
-        let mut bloom = Bloom::new_with_seed(bytes, count, &SEED).ok()?;
-        for k in keys {
-            bloom.set(k);
-        }
+        let bloom = Bloom::new_with_seed(bytes, count, &SEED).ok()?;
         Some(KeyFilter {
             bloom,
             bits_per_key: bits_per_key as f32,
+            items,
         })
+    }
+
+    /// Builds a filter over keys given by their [`stable_hash`]es.
+    pub fn build_hashed(hashes: &[u64], bits_per_key: f64) -> Option<Self> {
+        let mut f = Self::sized(hashes.len(), bits_per_key, Items::Hashes)?;
+        for h in hashes {
+            f.bloom.set(&h.to_le_bytes());
+        }
+        Some(f)
+    }
+
+    /// Builds per-block filters in one: over (key hash, block number) pairs.
+    pub fn build_per_block(pairs: &[(u64, u32)], bits_per_key: f64) -> Option<Self> {
+        let mut f = Self::sized(pairs.len(), bits_per_key, Items::BlockHashes)?;
+        for (h, b) in pairs {
+            f.bloom.set(&block_item(*h, *b).to_le_bytes());
+        }
+        Some(f)
+    }
+
+    /// False means the key is certainly absent (from block `block`, for a per-block filter); true means it
+    /// may be present. A per-block filter asked without a block answers true.
+    pub fn may_contain_in(&self, key: &[u8], block: Option<u32>) -> bool {
+        match (self.items, block) {
+            (Items::Keys, _) => self.bloom.check(key),
+            (Items::Hashes, _) => self.bloom.check(&stable_hash(key).to_le_bytes()),
+            (Items::BlockHashes, Some(b)) => self
+                .bloom
+                .check(&block_item(stable_hash(key), b).to_le_bytes()),
+            (Items::BlockHashes, None) => true,
+        }
     }
 
     /// False means the key is certainly absent; true means it may be present.
     pub fn may_contain(&self, key: &[u8]) -> bool {
-        self.bloom.check(key)
+        self.may_contain_in(key, None)
     }
 
-    /// Bytes of memory this filter holds.
+    /// Bytes of memory this filter holds: its struct (SipHash keys and the bit map's header included) and its
+    /// bit array.
     pub fn memory_bytes(&self) -> usize {
-        (self.bloom.len() / 8) as usize
+        FILTER_OVERHEAD_BYTES + (self.bloom.len() / 8) as usize
     }
 
     /// Bits per key it was built with.
@@ -92,25 +150,35 @@ impl KeyFilter {
             KeyFilter {
                 bloom,
                 bits_per_key,
+                items: Items::Keys,
             },
             8 + len,
         ))
     }
 }
 
-/// The filters of one file: one filter for the whole file, or one per data block.
+/// The filters of one file: one filter for the whole file, one over (key, block) pairs, or (files written
+/// before that) one per data block.
 pub enum FileFilter {
-    /// One filter over every key of the file (file or run granularity).
+    /// One filter over every key of the file (file or run granularity), or over (key, block) pairs (block
+    /// granularity).
     Whole(KeyFilter),
     /// One filter per data block, indexed by block number.
     PerBlock(Vec<Option<KeyFilter>>),
 }
 
+/// Heap bytes of a Bloom filter's bit map beyond its bits (the `bloomfilter` crate's header: version, k, seed).
+const BLOOM_HEADER_BYTES: usize = 1 + 8 + 4 + 32;
+
+/// Bytes a file's filter takes beyond its bits: the filter's struct (SipHash keys included) and its bit
+/// map's header. A design's M_BF pays this once per file.
+pub const FILTER_OVERHEAD_BYTES: usize = std::mem::size_of::<KeyFilter>() + BLOOM_HEADER_BYTES;
+
 impl FileFilter {
     /// Whether `key` may be in the file (`block` is the block the fences point to, for per-block filters).
     pub fn may_contain(&self, key: &[u8], block: Option<usize>) -> bool {
         match self {
-            FileFilter::Whole(f) => f.may_contain(key),
+            FileFilter::Whole(f) => f.may_contain_in(key, block.map(|b| b as u32)),
             FileFilter::PerBlock(v) => match block.and_then(|b| v.get(b)) {
                 Some(Some(f)) => f.may_contain(key),
                 _ => true,
@@ -118,20 +186,36 @@ impl FileFilter {
         }
     }
 
-    /// Bytes of memory held.
+    /// Whether the filter can answer before the block is known (not a per-block one).
+    pub fn is_whole_file(&self) -> bool {
+        matches!(self, FileFilter::Whole(f) if f.items != Items::BlockHashes)
+    }
+
+    /// Bytes of memory held: the filters' structs and bit arrays.
     pub fn memory_bytes(&self) -> usize {
         match self {
             FileFilter::Whole(f) => f.memory_bytes(),
-            FileFilter::PerBlock(v) => v.iter().flatten().map(|f| f.memory_bytes()).sum(),
+            FileFilter::PerBlock(v) => {
+                v.capacity() * std::mem::size_of::<Option<KeyFilter>>()
+                    + v.iter()
+                        .flatten()
+                        .map(|f| f.memory_bytes() - std::mem::size_of::<KeyFilter>())
+                        .sum::<usize>()
+            }
         }
     }
 
-    /// Serialises: `[u8 kind]` then one filter (kind 1) or `[u32 n]` and n × (`[u8 present]` filter) (kind 2).
+    /// Serialises: `[u8 kind]` then one filter over keys (kind 1), over key hashes (kind 3) or over (key hash,
+    /// block) pairs (kind 4), or `[u32 n]` and n × (`[u8 present]` filter over keys) (kind 2).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
             FileFilter::Whole(f) => {
-                out.push(1);
+                out.push(match f.items {
+                    Items::Keys => 1,
+                    Items::Hashes => 3,
+                    Items::BlockHashes => 4,
+                });
                 f.encode(&mut out);
             }
             FileFilter::PerBlock(v) => {
@@ -155,6 +239,15 @@ impl FileFilter {
     pub fn decode(input: &[u8]) -> Result<Self, FilterDecodeError> {
         match input.first() {
             Some(1) => Ok(FileFilter::Whole(KeyFilter::decode(&input[1..])?.0)),
+            Some(kind @ (3 | 4)) => {
+                let mut f = KeyFilter::decode(&input[1..])?.0;
+                f.items = if *kind == 3 {
+                    Items::Hashes
+                } else {
+                    Items::BlockHashes
+                };
+                Ok(FileFilter::Whole(f))
+            }
             Some(2) => {
                 let n = u32::from_le_bytes(
                     input
@@ -228,6 +321,51 @@ mod tests {
             / 100_000.0;
         assert!(fp < 0.02, "fpr {fp}");
         assert!(KeyFilter::build(keys.iter().map(|k| k.as_slice()), keys.len(), 0.0).is_none());
+    }
+
+    #[test]
+    fn a_filter_over_key_hashes_answers_like_one_over_keys() {
+        let keys: Vec<Vec<u8>> = (0..5000u32)
+            .map(|i| format!("key{i}").into_bytes())
+            .collect();
+        let hashes: Vec<u64> = keys.iter().map(|k| stable_hash(k)).collect();
+        let f = KeyFilter::build_hashed(&hashes, 10.0).unwrap();
+        assert!(keys.iter().all(|k| f.may_contain(k)));
+        let fp = (0..20_000u32)
+            .filter(|i| f.may_contain(format!("absent{i}").as_bytes()))
+            .count();
+        assert!(fp < 400, "{fp} false positives of 20000 at 10 bits per key");
+        let back = FileFilter::decode(&FileFilter::Whole(f).encode()).unwrap();
+        assert!(keys.iter().all(|k| back.may_contain(k, None)));
+        assert!(back.is_whole_file());
+    }
+
+    #[test]
+    fn per_block_filters_in_one_bit_array() {
+        // 50 keys a block
+        let pairs: Vec<(u64, u32)> = (0..5000u32)
+            .map(|i| (stable_hash(format!("key{i}").as_bytes()), i / 50))
+            .collect();
+        let f = FileFilter::Whole(KeyFilter::build_per_block(&pairs, 10.0).unwrap());
+        let f = FileFilter::decode(&f.encode()).unwrap();
+        assert!(!f.is_whole_file());
+        for i in 0..5000u32 {
+            let k = format!("key{i}");
+            assert!(f.may_contain(k.as_bytes(), Some((i / 50) as usize)));
+            // unknown block: no answer
+            assert!(f.may_contain(k.as_bytes(), None));
+        }
+        // a present key asked in another block, and absent keys: about the FPR
+        let wrong_block = (0..5000u32)
+            .filter(|i| f.may_contain(format!("key{i}").as_bytes(), Some((i / 50 + 1) as usize)))
+            .count();
+        assert!(wrong_block < 250, "{wrong_block} of 5000");
+        // one header for the file, not one per block
+        assert!(
+            f.memory_bytes() < 5000 * 10 / 8 + 400,
+            "{}",
+            f.memory_bytes()
+        );
     }
 
     #[test]

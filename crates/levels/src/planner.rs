@@ -2,7 +2,7 @@
 //! (STYLE.md §2). The mechanism ([`crate::compaction`]) carries plans out; tests can run the planner alone.
 //!
 //! Rules, checked from the top level down (level i holds at most R_i runs, R_i = K for hot levels above the
-//! last, Z for cold levels and the last level; its capacity is M_B·T^i bytes):
+//! last, Z for cold levels and the last level; its capacity is (M_B/2)·T^i bytes, a flush being half of M_B):
 //! 1. Too many runs. R_i = 1 (leveling): merge the level's runs in place. R_i > 1 (tiering): once the level
 //!    holds R_i runs it is full; merge them into one run of level i+1. At the last level, merge in place.
 //!    Which runs: the run strategy picks a window of adjacent runs (first = oldest, last_full = newest,
@@ -91,8 +91,8 @@ pub struct Policy {
     pub hot_runs: usize,
     /// Z.
     pub cold_runs: usize,
-    /// M_B in bytes.
-    pub buffer_bytes: u64,
+    /// Bytes of one flush, M_B/2 ([`Design::flush_bytes`]): the base of the level capacities.
+    pub flush_bytes: u64,
     /// Compaction kind.
     pub compaction: Compaction,
     /// Run strategy.
@@ -114,7 +114,7 @@ impl Policy {
             size_ratio: design.size_ratio as f64,
             hot_runs: design.hot_runs as usize,
             cold_runs: design.cold_runs as usize,
-            buffer_bytes: design.buffer_bytes,
+            flush_bytes: design.flush_bytes(),
             compaction: design.compaction,
             run_strategy: design.run_strategy,
             file_picking: design.file_picking,
@@ -124,9 +124,9 @@ impl Policy {
         }
     }
 
-    /// Capacity of level `i` in bytes: M_B·T^i.
+    /// Capacity of level `i` in bytes: (M_B/2)·T^i, a flush's bytes times T^i.
     pub fn capacity(&self, i: usize) -> f64 {
-        self.buffer_bytes as f64 * self.size_ratio.powi(i as i32)
+        self.flush_bytes as f64 * self.size_ratio.powi(i as i32)
     }
 
     /// Runs allowed at level `i` of a tree whose deepest level is `depth`.
@@ -293,7 +293,7 @@ mod tests {
             size_ratio: 4.0,
             hot_runs: k,
             cold_runs: z,
-            buffer_bytes: 100,
+            flush_bytes: 100,
             compaction: c,
             run_strategy: RunStrategy::First,
             file_picking: FilePicking::Oldest,

@@ -17,7 +17,8 @@ use crate::error::{io, Error, Result};
 use crate::stats::IoStats;
 use cosine_design::FilterGranularity;
 use cosine_fence_pointers::{
-    fence_after, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex,
+    fence_after, key_tag, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate,
+    TopIndex,
 };
 use cosine_filters::{FileFilter, KeyFilter};
 use parking_lot::RwLock;
@@ -87,10 +88,11 @@ pub struct RunFileWriter {
     block_count: u32,
     block_fence: Option<Vec<u8>>,
     fences: Fences,
-    block_keys: Vec<Vec<u8>>,
-    per_block_filters: Vec<Option<KeyFilter>>,
-    all_keys: Vec<Vec<u8>>,
-    hashes: Vec<(u64, u32)>,
+    /// Stable hashes of the file's keys with their block numbers, for its filter (16 bytes a key until it is
+    /// built).
+    all_hashes: Vec<(u64, u32)>,
+    /// (key tag, block) of every key, for the hash index (LSH designs).
+    hashes: Vec<(u32, u32)>,
     entries: u64,
     tombstones: u64,
     min_seq: u64,
@@ -117,9 +119,7 @@ impl RunFileWriter {
             block_count: 0,
             block_fence: None,
             fences: Fences::new(),
-            block_keys: Vec::new(),
-            per_block_filters: Vec::new(),
-            all_keys: Vec::new(),
+            all_hashes: Vec::new(),
             hashes: Vec::new(),
             entries: 0,
             tombstones: 0,
@@ -174,13 +174,10 @@ impl RunFileWriter {
         }
         self.max_key = key.to_vec();
         if self.opts.bits_per_key > 0.0 {
-            match self.opts.granularity {
-                FilterGranularity::Block => self.block_keys.push(key.to_vec()),
-                _ => self.all_keys.push(key.to_vec()),
-            }
+            self.all_hashes.push((stable_hash(key), self.block_count));
         }
         if self.opts.hash_index {
-            self.hashes.push((stable_hash(key), self.block_count));
+            self.hashes.push((key_tag(key), self.block_count));
         }
         if self.block.len() >= self.opts.block_bytes {
             self.flush_block()?;
@@ -215,14 +212,6 @@ impl RunFileWriter {
         );
         self.block_count += 1;
         self.blocks_written += 1;
-        if self.opts.bits_per_key > 0.0 && self.opts.granularity == FilterGranularity::Block {
-            let keys = std::mem::take(&mut self.block_keys);
-            self.per_block_filters.push(KeyFilter::build(
-                keys.iter().map(|k| k.as_slice()),
-                keys.len(),
-                self.opts.bits_per_key,
-            ));
-        }
         self.block = payload;
         self.block.clear();
         Ok(())
@@ -257,17 +246,14 @@ impl RunFileWriter {
         let top_sec = self.write_section(&enc)?;
         let filter = if self.opts.bits_per_key <= 0.0 {
             None
-        } else if self.opts.granularity == FilterGranularity::Block {
-            Some(FileFilter::PerBlock(std::mem::take(
-                &mut self.per_block_filters,
-            )))
         } else {
-            let keys = std::mem::take(&mut self.all_keys);
-            KeyFilter::build(
-                keys.iter().map(|k| k.as_slice()),
-                keys.len(),
-                self.opts.bits_per_key,
-            )
+            let pairs = std::mem::take(&mut self.all_hashes);
+            if self.opts.granularity == FilterGranularity::Block {
+                KeyFilter::build_per_block(&pairs, self.opts.bits_per_key)
+            } else {
+                let hashes: Vec<u64> = pairs.into_iter().map(|(h, _)| h).collect();
+                KeyFilter::build_hashed(&hashes, self.opts.bits_per_key)
+            }
             .map(FileFilter::Whole)
         };
         let filter_sec = match filter {
@@ -275,7 +261,7 @@ impl RunFileWriter {
             None => (self.offset, 0),
         };
         let hash_sec = if self.opts.hash_index {
-            let idx = HashIndex::build(
+            let idx = HashIndex::from_tags(
                 std::mem::take(&mut self.hashes),
                 self.fences.handles().to_vec(),
             );
@@ -623,7 +609,7 @@ impl RunFile {
             (r.fences.clone(), r.filter.clone())
         };
         // a whole-file filter answers before the (possibly on-disk) index is consulted
-        let whole_filter = matches!(filter.as_deref(), Some(FileFilter::Whole(_)));
+        let whole_filter = filter.as_deref().is_some_and(FileFilter::is_whole_file);
         if whole_filter {
             if let Some(f) = &filter {
                 IoStats::bump(&counters.filter_probes);
@@ -633,10 +619,20 @@ impl RunFile {
                 }
             }
         }
-        // find the block: hash index, in-memory fences, or the on-disk index (one I/O)
-        let located = if let Some(h) = &self.hash {
-            h.locate(key)
-        } else if let Some(f) = &fences {
+        // a hash index names candidate blocks by a 32-bit tag: read them until one holds the key
+        if let Some(h) = &self.hash {
+            for handle in h.blocks(key) {
+                IoStats::bump_read(&counters.block_reads);
+                let block = self.read_block(handle)?;
+                if let Ok(i) = block.binary_search_by(|e| e.0.as_slice().cmp(key)) {
+                    let (_, seq, v) = &block[i];
+                    return Ok(Some((*seq, v.clone())));
+                }
+            }
+            return Ok(None);
+        }
+        // find the block: in-memory fences, or the on-disk index (one I/O)
+        let located = if let Some(f) = &fences {
             f.locate(key)
         } else {
             match self.top.locate(key) {

@@ -1,0 +1,79 @@
+//! The buffers' byte counts against the heap they really take, under a counting global allocator (this
+//! test binary's only allocator; the test runs alone in its binary so nothing else allocates meanwhile).
+
+use cosine_buffer::{HashLogBuffer, SortedBuffer, WriteBuffer};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+struct Counting;
+
+static HEAP: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        HEAP.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HEAP.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Fills `b` with `n` entries of `value_len`-byte values (a tenth of them rewritten) and returns (heap bytes
+/// the buffer holds, bytes it reports).
+fn fill(b: &dyn WriteBuffer, n: u64, value_len: usize) -> (isize, usize) {
+    // keys and values are made before the count starts, then moved in
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+        .map(|i| {
+            let k = format!("user{:016}", (i * 7919) % n).into_bytes();
+            (k, vec![i as u8; value_len])
+        })
+        .collect();
+    let before = HEAP.load(Ordering::SeqCst);
+    let moved: isize = entries
+        .iter()
+        .map(|(k, v)| (k.capacity() + v.capacity()) as isize)
+        .sum();
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        b.insert(k, i as u64, Some(v));
+    }
+    // the entries' own allocations moved into the buffer (counted before `before`); the outer Vec was freed
+    let held = HEAP.load(Ordering::SeqCst) - before + moved;
+    (held, b.bytes())
+}
+
+#[test]
+fn buffers_report_the_heap_they_hold() {
+    for value_len in [0usize, 8, 100, 1000] {
+        let n = 20_000;
+        // the outer Vec of entries is freed during `fill`: count it back in
+        let outer = (n as usize * std::mem::size_of::<(Vec<u8>, Vec<u8>)>()) as isize;
+        let sorted = SortedBuffer::new(usize::MAX);
+        let (held, reported) = fill(&sorted, n, value_len);
+        let held = held + outer;
+        assert!(
+            held as f64 <= reported as f64 * 1.05 + 4096.0,
+            "skiplist, {value_len}-byte values: heap {held} > reported {reported}"
+        );
+        assert!(
+            held as f64 >= reported as f64 * 0.7,
+            "skiplist, {value_len}-byte values: heap {held} far below reported {reported}"
+        );
+        drop(sorted);
+        let hash = HashLogBuffer::new(usize::MAX);
+        let (held, reported) = fill(&hash, n, value_len);
+        let held = held + outer;
+        assert!(
+            held as f64 <= reported as f64 * 1.05 + 4096.0,
+            "hash log, {value_len}-byte values: heap {held} > reported {reported}"
+        );
+        assert!(
+            held as f64 >= reported as f64 * 0.7,
+            "hash log, {value_len}-byte values: heap {held} far below reported {reported}"
+        );
+    }
+}
