@@ -1051,8 +1051,12 @@ impl Inner {
         }
     }
 
+    /// Bytes per output file: the design's, except that a run-granularity filter needs the whole run in one
+    /// file. Without filters (LSH designs) files stay bounded, and so does what writing one holds in memory
+    /// (its fences and hash-index entries until the file is finished).
     fn file_bytes(&self) -> u64 {
-        if self.design.filter_granularity == FilterGranularity::Run {
+        let filtered = self.design.filter_bytes > 0 && !self.lsh;
+        if filtered && self.design.filter_granularity == FilterGranularity::Run {
             u64::MAX
         } else {
             self.design.file_bytes

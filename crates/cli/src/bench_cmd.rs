@@ -97,7 +97,10 @@ struct Run {
     load: PhaseReport,
     run: PhaseReport,
     stats: cosine_engine::Stats,
+    /// Resident bytes at the end.
     rss: Option<u64>,
+    /// Peak resident bytes of the process over load and run.
+    peak_rss: Option<u64>,
     /// Flush and compaction I/Os per write over the warm-up and the run.
     background_per_write: Option<f64>,
     /// Writes (updates, inserts, read-modify-writes) in the run.
@@ -242,6 +245,7 @@ fn run_bench(
         run_writes,
         stats,
         rss: cosine_ycsb::resident_bytes(),
+        peak_rss: cosine_ycsb::peak_resident_bytes(),
     })
 }
 
@@ -293,7 +297,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "workload": w, "engine": "cosine", "design": design, "threads": a.threads,
             "load": r.load, "run": r.run,
             "write_amplification": r.stats.write_amplification, "space_amplification": r.stats.space_amplification,
-            "disk_bytes": r.stats.disk_bytes, "resident_bytes": r.rss,
+            "disk_bytes": r.stats.disk_bytes, "resident_bytes": r.rss, "peak_resident_bytes": r.peak_rss,
             "levels": r.stats.levels.iter().map(level_json).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -356,8 +360,14 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         m.budget_bytes as f64 / 1048576.0
     );
     println!(
-        "write amplification {:.2}, space amplification {:.2}, {} bytes on disk, resident memory {} MiB",
-        r.stats.write_amplification, r.stats.space_amplification, r.stats.disk_bytes, r.rss.unwrap_or(0) >> 20
+        "write amplification {:.2}, space amplification {:.2}, {} bytes on disk",
+        r.stats.write_amplification, r.stats.space_amplification, r.stats.disk_bytes
+    );
+    println!(
+        "process memory: peak resident {} MiB, resident now {} MiB, design memory {:.1} MiB",
+        r.peak_rss.unwrap_or(0) >> 20,
+        r.rss.unwrap_or(0) >> 20,
+        m.budget_bytes as f64 / 1048576.0
     );
     Ok(())
 }

@@ -39,8 +39,8 @@ pub struct KeyFilter {
     items: Items,
 }
 
-/// The item a key in block `block` is filtered under in a per-block filter.
-fn block_item(hash: u64, block: u32) -> u64 {
+/// The item a key (by its [`stable_hash`]) in block `block` is filtered under in a per-block filter.
+pub fn block_item(hash: u64, block: u32) -> u64 {
     hash ^ (block as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
@@ -81,12 +81,10 @@ impl KeyFilter {
         Some(f)
     }
 
-    /// Builds per-block filters in one: over (key hash, block number) pairs.
-    pub fn build_per_block(pairs: &[(u64, u32)], bits_per_key: f64) -> Option<Self> {
-        let mut f = Self::sized(pairs.len(), bits_per_key, Items::BlockHashes)?;
-        for (h, b) in pairs {
-            f.bloom.set(&block_item(*h, *b).to_le_bytes());
-        }
+    /// Builds per-block filters in one, over the [`block_item`]s of (key hash, block number) pairs.
+    pub fn build_per_block(items: &[u64], bits_per_key: f64) -> Option<Self> {
+        let mut f = Self::build_hashed(items, bits_per_key)?;
+        f.items = Items::BlockHashes;
         Some(f)
     }
 
@@ -343,8 +341,8 @@ mod tests {
     #[test]
     fn per_block_filters_in_one_bit_array() {
         // 50 keys a block
-        let pairs: Vec<(u64, u32)> = (0..5000u32)
-            .map(|i| (stable_hash(format!("key{i}").as_bytes()), i / 50))
+        let pairs: Vec<u64> = (0..5000u32)
+            .map(|i| block_item(stable_hash(format!("key{i}").as_bytes()), i / 50))
             .collect();
         let f = FileFilter::Whole(KeyFilter::build_per_block(&pairs, 10.0).unwrap());
         let f = FileFilter::decode(&f.encode()).unwrap();

@@ -20,7 +20,7 @@ use cosine_fence_pointers::{
     fence_after, key_tag, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate,
     TopIndex,
 };
-use cosine_filters::{FileFilter, KeyFilter};
+use cosine_filters::{block_item, FileFilter, KeyFilter};
 use parking_lot::RwLock;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -88,9 +88,9 @@ pub struct RunFileWriter {
     block_count: u32,
     block_fence: Option<Vec<u8>>,
     fences: Fences,
-    /// Stable hashes of the file's keys with their block numbers, for its filter (16 bytes a key until it is
-    /// built).
-    all_hashes: Vec<(u64, u32)>,
+    /// The file's keys as its filter's items (their stable hashes, mixed with their block numbers for
+    /// per-block filters): 8 bytes a key until the filter is built.
+    all_hashes: Vec<u64>,
     /// (key tag, block) of every key, for the hash index (LSH designs).
     hashes: Vec<(u32, u32)>,
     entries: u64,
@@ -174,7 +174,13 @@ impl RunFileWriter {
         }
         self.max_key = key.to_vec();
         if self.opts.bits_per_key > 0.0 {
-            self.all_hashes.push((stable_hash(key), self.block_count));
+            let h = stable_hash(key);
+            self.all_hashes
+                .push(if self.opts.granularity == FilterGranularity::Block {
+                    block_item(h, self.block_count)
+                } else {
+                    h
+                });
         }
         if self.opts.hash_index {
             self.hashes.push((key_tag(key), self.block_count));
@@ -247,12 +253,11 @@ impl RunFileWriter {
         let filter = if self.opts.bits_per_key <= 0.0 {
             None
         } else {
-            let pairs = std::mem::take(&mut self.all_hashes);
+            let items = std::mem::take(&mut self.all_hashes);
             if self.opts.granularity == FilterGranularity::Block {
-                KeyFilter::build_per_block(&pairs, self.opts.bits_per_key)
+                KeyFilter::build_per_block(&items, self.opts.bits_per_key)
             } else {
-                let hashes: Vec<u64> = pairs.into_iter().map(|(h, _)| h).collect();
-                KeyFilter::build_hashed(&hashes, self.opts.bits_per_key)
+                KeyFilter::build_hashed(&items, self.opts.bits_per_key)
             }
             .map(FileFilter::Whole)
         };

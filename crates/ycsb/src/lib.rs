@@ -420,8 +420,17 @@ pub fn run_phase(
 
 /// Resident memory of this process in bytes (Linux /proc/self/status VmRSS).
 pub fn resident_bytes() -> Option<u64> {
+    status_kb("VmRSS:")
+}
+
+/// Peak resident memory of this process in bytes so far (Linux /proc/self/status VmHWM, the high-water mark).
+pub fn peak_resident_bytes() -> Option<u64> {
+    status_kb("VmHWM:")
+}
+
+fn status_kb(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
