@@ -32,6 +32,8 @@ pub struct Db {
     pub connections: AtomicU64,
     /// When the server started.
     pub started: std::time::Instant,
+    /// Group commit of plain SETs across connections.
+    pub committer: crate::commit::Committer,
 }
 
 /// A key and its stored value.
@@ -75,12 +77,35 @@ impl Db {
     /// A database over `engine`.
     pub fn new(engine: Arc<Engine>, design: Design) -> Self {
         Db {
+            committer: crate::commit::Committer::default(),
             engine,
             design,
             commands: AtomicU64::new(0),
             connections: AtomicU64::new(0),
             started: std::time::Instant::now(),
         }
+    }
+
+    /// Whether a command is a point read (GET, MGET, EXISTS, STRLEN, TYPE, HGET, HEXISTS, HLEN, PING): a few
+    /// block reads at most, never a write or a scan.
+    pub fn is_point_read(args: &[Vec<u8>]) -> bool {
+        const READS: [&[u8]; 9] = [
+            b"GET", b"MGET", b"EXISTS", b"STRLEN", b"TYPE", b"HGET", b"HEXISTS", b"HLEN", b"PING",
+        ];
+        args.first()
+            .is_some_and(|n| READS.iter().any(|r| n.eq_ignore_ascii_case(r)))
+    }
+
+    /// The key and the stored value of a plain `SET key value` (no options) that the engine will take, or
+    /// None for any other command: those go through [`Db::execute`].
+    pub fn plain_set(args: &[Vec<u8>]) -> Option<(Vec<u8>, Vec<u8>)> {
+        let [name, key, value] = args else {
+            return None;
+        };
+        let fits = key.len() <= cosine_design::MAX_KEY_BYTES as usize
+            && (value.len() as u64) < cosine_design::MAX_VALUE_BYTES;
+        (name.eq_ignore_ascii_case(b"SET") && fits && Self::user_key(key).is_ok())
+            .then(|| (key.clone(), store::string(value)))
     }
 
     fn user_key(key: &[u8]) -> Result<(), Reply> {

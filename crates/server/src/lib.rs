@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod commands;
+pub mod commit;
 pub mod resp;
 pub mod store;
 
@@ -71,7 +72,7 @@ pub fn run(
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
     let engine = Arc::new(Engine::open_with(dir, design, engine_opts)?);
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|source| ServerError::Io {
@@ -79,8 +80,11 @@ pub fn run(
             source,
         })?;
     let db = Arc::new(Db::new(engine.clone(), design.clone()));
-    rt.block_on(serve(db, opts, ready))?;
+    let served = rt.block_on(serve(db.clone(), opts, ready));
+    db.committer.stop();
     drop(rt);
+    drop(db);
+    served?;
     engine.flush()?;
     match Arc::try_unwrap(engine) {
         Ok(e) => e.close()?,
@@ -106,6 +110,7 @@ pub async fn serve(
         source,
     })?;
     ready(addr);
+    tokio::spawn(db.committer.run(db.engine.clone()));
     let stop = Arc::new(Notify::new());
     let slots = Arc::new(Semaphore::new(opts.max_connections));
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -172,10 +177,32 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
                 }
             }
         }
-        if !requests.is_empty() {
+        let sets: Option<Vec<(Vec<u8>, Vec<u8>)>> = if requests.is_empty() {
+            None
+        } else {
+            requests.iter().map(|a| Db::plain_set(a)).collect()
+        };
+        if let Some(pairs) = sets {
+            // plain SETs join the cross-connection group commit
+            let n = pairs.len();
+            db.commands.fetch_add(n as u64, Ordering::Relaxed);
+            let reply = match db.committer.write(pairs).await {
+                Ok(()) => Reply::ok(),
+                Err(e) => Reply::err(format!("ERR engine: {e}")),
+            };
+            for _ in 0..n {
+                reply.encode(&mut out);
+            }
+        } else if !requests.is_empty() && requests.iter().all(|a| Db::is_point_read(a)) {
+            // point reads cost a few block reads at most: answered on the event loop, as Redis does, without a
+            // hop to the blocking pool
+            for args in &requests {
+                db.execute(args).0.encode(&mut out);
+            }
+        } else if !requests.is_empty() {
             let db2 = db.clone();
-            // engine calls block (disk reads, log fsyncs): run them on the blocking pool, so that many
-            // connections can wait on one group-commit fsync at once
+            // other engine calls may block longer (scans, log fsyncs): run them on the blocking pool, so that
+            // many connections can wait on one group-commit fsync at once
             let done = tokio::task::spawn_blocking(move || {
                 let mut replies = Vec::new();
                 let mut control = Control::Continue;
