@@ -302,6 +302,15 @@ impl Engine {
                 seq = seq.max(rec.seq);
             }
         }
+        // what replay serves must be durable before anyone reads it: records a killed process had written but
+        // not yet fsynced are fsynced now
+        for id in &live_wals {
+            let path = wal::segment_path(&dir, *id);
+            opts.storage
+                .open_log(&path)
+                .and_then(|f| f.sync())
+                .map_err(io(&path))?;
+        }
         for id in wal_ids.iter().filter(|id| **id < log_number) {
             let _ = std::fs::remove_file(wal::segment_path(&dir, *id));
         }
@@ -449,12 +458,8 @@ impl Engine {
     /// Forces the write buffer to disk and waits until every frozen buffer is flushed.
     pub fn flush(&self) -> Result<()> {
         self.inner.check_poisoned()?;
-        {
-            let mut w = self.inner.writer.lock();
-            if !self.inner.state.read().mem.is_empty() {
-                self.inner.freeze(&mut w)?;
-            }
-        }
+        let mem = self.inner.state.read().mem.clone();
+        self.inner.freeze_when_room(&mem)?;
         self.inner.wait_for(|s| s.frozen.is_empty())?;
         Ok(())
     }
@@ -485,7 +490,10 @@ impl Engine {
             Some(m) => Err(Error::Poisoned(m.clone())),
             None => Ok(()),
         };
-        let synced = poisoned.and_then(|()| self.inner.writer.lock().wal.sync());
+        let synced = poisoned.and_then(|()| {
+            let w = self.inner.writer.lock();
+            self.inner.sync_current(&w)
+        });
         self.inner.shutdown.store(true, Ordering::SeqCst);
         self.inner.signal();
         for h in std::mem::take(&mut *self.workers.lock()) {
@@ -498,6 +506,30 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         let _ = self.shutdown();
+    }
+}
+
+/// A write's mark on its stripes' pending counts, from its log append to the end of its buffer insert (or its
+/// failure); removed when dropped, also if the write panics.
+struct PendingOn<'a> {
+    counts: &'a [AtomicUsize],
+    stripes: &'a [usize],
+}
+
+impl<'a> PendingOn<'a> {
+    fn mark(counts: &'a [AtomicUsize], stripes: &'a [usize]) -> Self {
+        for i in stripes {
+            counts[*i].fetch_add(1, Ordering::SeqCst);
+        }
+        PendingOn { counts, stripes }
+    }
+}
+
+impl Drop for PendingOn<'_> {
+    fn drop(&mut self) {
+        for i in self.stripes {
+            self.counts[*i].fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -631,9 +663,11 @@ impl Inner {
         self.work_cv.notify_all();
     }
 
-    /// Whether writers must wait for background work: too many frozen buffers, or level 1 lagging its design.
+    /// Whether writers must wait for background work: the active buffer full while the frozen one still
+    /// awaits its flush (M_B is spent), or level 1 lagging its design. Writes go on into the active buffer
+    /// during a flush.
     fn stalled(&self, s: &State) -> bool {
-        s.frozen.len() >= MAX_FROZEN || s.backlog
+        (s.frozen.len() >= MAX_FROZEN && s.mem.is_full()) || s.backlog
     }
 
     /// The sorted, distinct stripes of a batch's keys.
@@ -653,22 +687,17 @@ impl Inner {
         self.throttle()?;
         let stripes = self.stripes_of(batch);
         let lock = || -> Vec<_> { stripes.iter().map(|i| self.stripes[*i].lock()).collect() };
-        let logged = {
+        let (logged, pending) = {
             let _guards = lock();
             let logged = self.log(batch)?;
-            for i in &stripes {
-                self.pending[*i].fetch_add(1, Ordering::SeqCst);
-            }
-            logged
+            (logged, PendingOn::mark(&self.pending, &stripes))
         };
         let durable = self.durable(logged.lsn);
         if durable.is_ok() {
             let _guards = lock();
             self.insert(batch, &logged);
         }
-        for i in &stripes {
-            self.pending[*i].fetch_sub(1, Ordering::SeqCst);
-        }
+        drop(pending);
         let mem = logged.mem.clone();
         drop(logged);
         durable?;
@@ -714,6 +743,8 @@ impl Inner {
         // key's versions in order); a freeze meanwhile leaves them inserting into the buffer their records
         // were logged for, and its flush waits for them.
         let mut w = self.writer.lock();
+        // checked under the writer lock: no record follows one whose write or fsync failed
+        self.check_poisoned()?;
         let mut rec = std::mem::take(&mut w.scratch);
         rec.clear();
         let first = self.seq.fetch_add(batch.len() as u64, Ordering::SeqCst) + 1;
@@ -726,14 +757,14 @@ impl Inner {
                 &mut rec,
             );
         }
-        let appended = w.wal.append(&rec).and_then(|_| match self.opts.sync {
-            SyncMode::Always => w.wal.sync(),
-            SyncMode::Batch | SyncMode::Never => Ok(()),
-        });
+        let appended = w.wal.append(&rec);
         w.scratch = rec;
         if let Err(e) = appended {
             self.poison(&e);
             return Err(e);
+        }
+        if self.opts.sync == SyncMode::Always {
+            self.sync_current(&w)?;
         }
         let s = self.state.read();
         Ok(Logged {
@@ -761,15 +792,34 @@ impl Inner {
     }
 
     /// Freezes `mem` if it is full and still the active buffer.
+    /// Freezes `mem` once it is full and still the active buffer, after waiting for the frozen one's flush
+    /// if there is one (the two share M_B).
     fn freeze_if_full(&self, mem: &Arc<Buffer>) -> Result<()> {
         if mem.is_full() {
-            let mut w = self.writer.lock();
-            // another writer may have frozen it already
-            if Arc::ptr_eq(&self.state.read().mem, mem) {
-                self.freeze(&mut w)?;
-            }
+            self.freeze_when_room(mem)?;
         }
         Ok(())
+    }
+
+    /// Waits until fewer than `MAX_FROZEN` buffers are frozen, then freezes `mem` if it is still the active
+    /// buffer and holds anything.
+    fn freeze_when_room(&self, mem: &Arc<Buffer>) -> Result<()> {
+        loop {
+            if self.state.read().frozen.len() >= MAX_FROZEN {
+                self.signal();
+                self.wait_for(|s| s.frozen.len() < MAX_FROZEN)?;
+            }
+            let mut w = self.writer.lock();
+            let s = self.state.read();
+            // another writer may have frozen it already, or frozen another buffer meanwhile
+            if !Arc::ptr_eq(&s.mem, mem) || mem.is_empty() {
+                return Ok(());
+            }
+            if s.frozen.len() < MAX_FROZEN {
+                drop(s);
+                return self.freeze(&mut w);
+            }
+        }
     }
 
     /// Waits until the log is durable up to `lsn` (group commit in batch mode; nothing to do otherwise).
@@ -783,23 +833,50 @@ impl Inner {
     /// Group commit: one fsync covers every record appended before it started. Once an fsync has failed
     /// the engine is poisoned and no later write is acknowledged.
     fn sync_to(&self, lsn: u64) -> Result<()> {
-        let _serial = self.sync_lock.lock();
         if self.synced_lsn.load(Ordering::SeqCst) >= lsn {
             return Ok(());
         }
-        self.check_poisoned()?;
+        // the handle first (writer lock), then the fsync lock: a freeze takes them in the other order
         let (file, path, upto) = {
             let w = self.writer.lock();
             let (f, p) = w.wal.sync_handle();
             (f, p, w.wal.lsn)
         };
-        if let Err(e) = file.sync() {
-            let e = Error::Io { path, source: e };
+        self.fsync_log(&*file, &path, upto, lsn)
+    }
+
+    /// Every fsync of the log runs here, one at a time under `sync_lock`, and publishes `upto` as durable
+    /// only if no fsync has failed before or during it: Linux reports a failed write-back once, so a later
+    /// fsync of the same file can succeed although the pages it covered were lost. Returns at once when an
+    /// earlier fsync already covered `need`.
+    fn fsync_log(
+        &self,
+        file: &dyn crate::storage::LogFile,
+        path: &Path,
+        upto: u64,
+        need: u64,
+    ) -> Result<()> {
+        let _serial = self.sync_lock.lock();
+        if self.synced_lsn.load(Ordering::SeqCst) >= need {
+            return Ok(());
+        }
+        self.check_poisoned()?;
+        if let Err(source) = file.sync() {
+            let e = Error::Io {
+                path: path.to_path_buf(),
+                source,
+            };
             self.poison(&e);
             return Err(e);
         }
         self.synced_lsn.fetch_max(upto, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// fsyncs the current segment (the caller holds the writer lock, so `upto` is all that was appended).
+    fn sync_current(&self, w: &Writer) -> Result<()> {
+        let (file, path) = w.wal.sync_handle();
+        self.fsync_log(&*file, &path, w.wal.lsn, w.wal.lsn)
     }
 
     /// Freezes the buffer: the log rotates to a new segment (the old one fsynced), the buffer joins the
@@ -808,9 +885,8 @@ impl Inner {
     fn freeze(&self, w: &mut Writer) -> Result<()> {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let lsn = w.wal.lsn;
-        let rotated = w
-            .wal
-            .sync()
+        let rotated = self
+            .sync_current(w)
             .and_then(|()| WalWriter::create(&self.opts.storage, &self.dir, id, lsn));
         w.wal = match rotated {
             Ok(next) => next,
@@ -939,15 +1015,9 @@ impl Inner {
     /// not. A level outgrowing its share between merges so loses only its oldest runs' fences, not all of
     /// them. Hot levels (for the planner's K and Z) are the levels that keep at least one run resident.
     fn residency(&self, v: &Version) -> Residency {
+        // hash-indexed runs (LSH designs) weigh their hash index instead of their fences: a run whose index
+        // does not fit M_FP is read through its on-disk index, one more block per lookup
         let mut resident_runs = vec![0; v.levels.len()];
-        if self.lsh {
-            // hash-indexed runs: every run's hash index is in memory (there are no fences to load), and
-            // every level is "hot" (K runs)
-            return Residency {
-                hot_levels: v.levels.len(),
-                resident_runs: v.levels.iter().map(|l| l.runs.len()).collect(),
-            };
-        }
         let mut left = self.design.fence_bytes;
         for (i, level) in v.levels.iter().enumerate() {
             for run in &level.runs {
@@ -980,7 +1050,7 @@ impl Inner {
         for (level, resident) in v.levels.iter().zip(&r.resident_runs) {
             for (j, run) in level.runs.iter().enumerate() {
                 for f in &run.files {
-                    f.set_residency(j < *resident && !self.lsh, filters)?;
+                    f.set_residency(j < *resident, filters)?;
                 }
             }
         }
@@ -1414,6 +1484,9 @@ impl Inner {
                 buffer_bytes,
                 filter_bytes: filters,
                 fence_bytes: fences,
+                buffer_budget_bytes: self.design.buffer_bytes,
+                filter_budget_bytes: self.design.filter_bytes,
+                fence_budget_bytes: self.design.fence_bytes,
                 budget_bytes: self.design.memory_bytes(),
             },
             adapted_from: self.adapted_from.clone(),

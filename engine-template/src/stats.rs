@@ -25,15 +25,21 @@ pub struct LevelStats {
     pub io: LevelSnapshot,
 }
 
-/// Memory held by the engine's structures.
+/// Memory held by the engine's structures, in heap bytes, next to the design's budget for each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryStats {
-    /// Write buffers (active and frozen).
+    /// Write buffers (active and frozen): their entries, keys, values and indexes, as malloc hands them out.
     pub buffer_bytes: usize,
-    /// Bloom filters.
+    /// Bloom filters: bit arrays and each filter's fixed overhead.
     pub filter_bytes: usize,
     /// Fence pointers, top indexes and hash indexes.
     pub fence_bytes: usize,
+    /// The design's M_B (both write buffers together).
+    pub buffer_budget_bytes: u64,
+    /// The design's M_BF.
+    pub filter_budget_bytes: u64,
+    /// The design's M_FP.
+    pub fence_budget_bytes: u64,
     /// The design's M_B + M_BF + M_FP.
     pub budget_bytes: u64,
 }

@@ -97,12 +97,14 @@ pub enum FaultKind {
     Append,
 }
 
-/// The file system, except that the calls of one kind fail from the `n`-th on (counting from 1, over every
-/// file the backend opened). For fault-injection tests.
+/// The file system, except that calls of one kind fail: every one from the `n`-th on, or only the `n`-th
+/// (counting from 1, over every file the backend opened), as Linux reports a failed write-back to one fsync
+/// and lets the next one succeed. For fault-injection tests.
 pub struct Failing {
     kind: FaultKind,
     calls: Arc<AtomicU64>,
     from: u64,
+    once: bool,
 }
 
 impl Failing {
@@ -112,6 +114,15 @@ impl Failing {
             kind,
             calls: Arc::new(AtomicU64::new(0)),
             from: n.max(1),
+            once: false,
+        }
+    }
+
+    /// Fails the `n`-th call of `kind` only; the calls after it succeed.
+    pub fn nth_only(kind: FaultKind, n: u64) -> Self {
+        Failing {
+            once: true,
+            ..Self::from_nth(kind, n)
         }
     }
 }
@@ -121,11 +132,16 @@ struct FailingLog {
     kind: FaultKind,
     calls: Arc<AtomicU64>,
     from: u64,
+    once: bool,
 }
 
 impl FailingLog {
     fn fault(&self, kind: FaultKind) -> io::Result<()> {
-        if kind == self.kind && self.calls.fetch_add(1, Ordering::SeqCst) + 1 >= self.from {
+        if kind != self.kind {
+            return Ok(());
+        }
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if call == self.from || (!self.once && call > self.from) {
             return Err(io::Error::other(format!("injected {kind:?} failure")));
         }
         Ok(())
@@ -152,6 +168,7 @@ impl Backend for Failing {
             kind: self.kind,
             calls: self.calls.clone(),
             from: self.from,
+            once: self.once,
         }))
     }
 

@@ -121,16 +121,18 @@ pub struct Record {
 pub fn replay(dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
     let path = segment_path(dir, id);
     let bytes = std::fs::read(&path).map_err(io(&path))?;
-    // where the file's trailing run of zero bytes starts
-    let zeros_from = bytes.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+    // the first sector boundary from which the file holds only zeros (bytes before it may be zero too: the
+    // high bytes of a sequence number or a length)
+    let zeros_from = bytes
+        .iter()
+        .rposition(|b| *b != 0)
+        .map_or(0, |i| (i + 1).div_ceil(SECTOR) * SECTOR);
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
         let decoded = match decode_at(&bytes, pos) {
-            // damage where the zero tail starts inside this record, on a sector boundary: torn
-            Decoded::Corrupt { end } if zeros_from % SECTOR == 0 && zeros_from < end => {
-                Decoded::Torn
-            }
+            // damage where the zero tail reaches from a sector boundary inside this record to the end: torn
+            Decoded::Corrupt { end } if zeros_from > pos && zeros_from < end => Decoded::Torn,
             // a whole record followed only by zeros is whole; damage before the zeros is corruption
             d => d,
         };
@@ -314,9 +316,16 @@ mod tests {
             replay(dir.path(), 1, false),
             Err(Error::Corruption { .. })
         ));
-        // zeros that start off a sector boundary are damage, not a lost sector
+        // zero bytes just before the boundary (a sequence number's high bytes, say) do not hide the lost sector
+        let mut torn = bytes.clone();
+        torn[boundary - 2..].fill(0);
+        std::fs::write(&path, &torn).unwrap();
+        assert_eq!(replay(dir.path(), 1, true).unwrap().len(), 3);
+        // zeros from past the last sector boundary inside the record are damage, not a lost sector
+        let last_boundary = (bytes.len() - 1) / SECTOR * SECTOR;
+        assert!(last_boundary > 3 * record);
         let mut bad = bytes.clone();
-        bad[boundary + 3..].fill(0);
+        bad[last_boundary + 3..].fill(0);
         std::fs::write(&path, &bad).unwrap();
         assert!(matches!(
             replay(dir.path(), 1, true),

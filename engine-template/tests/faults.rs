@@ -14,12 +14,25 @@ fn faulty(sync: SyncMode, kind: FaultKind, nth: u64) -> Options {
     }
 }
 
+/// Only the `nth` call fails, as Linux reports a lost write-back once: the next fsync succeeds.
+fn faulty_once(sync: SyncMode, kind: FaultKind, nth: u64) -> Options {
+    Options {
+        sync,
+        storage: Storage::new(Failing::nth_only(kind, nth)),
+    }
+}
+
 /// Writes until the injected fault hits; checks what the engine shows then and after a reopen.
 fn poisons(sync: SyncMode, kind: FaultKind) {
+    poisons_with(sync, kind, faulty);
+    poisons_with(sync, kind, faulty_once);
+}
+
+fn poisons_with(sync: SyncMode, kind: FaultKind, options: fn(SyncMode, FaultKind, u64) -> Options) {
     for (shape, design) in common::shapes() {
         let dir = tempfile::tempdir().unwrap();
         // opening creates the first segment (no sync); fail a few calls later
-        let engine = Engine::open_with(dir.path(), &design, faulty(sync, kind, 40)).unwrap();
+        let engine = Engine::open_with(dir.path(), &design, options(sync, kind, 40)).unwrap();
         let mut acked = Vec::new();
         let mut failed = None;
         for i in 0..10_000u32 {

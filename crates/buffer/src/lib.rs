@@ -186,6 +186,10 @@ pub struct HashLogBuffer {
     bytes: AtomicUsize,
     /// Heap bytes of the hash table (it grows by doubling).
     table_bytes: AtomicUsize,
+    /// Heap bytes the next new key would add at once by doubling the table (the new table is allocated while
+    /// the old one is still held), 0 while the table has room: counted before the doubling happens, so a
+    /// buffer never grows past its capacity by a resize.
+    growth: AtomicUsize,
     capacity: usize,
 }
 
@@ -196,6 +200,7 @@ impl HashLogBuffer {
             map: RwLock::new(HashMap::new()),
             bytes: AtomicUsize::new(0),
             table_bytes: AtomicUsize::new(0),
+            growth: AtomicUsize::new(table_bytes(1)),
             capacity,
         }
     }
@@ -225,8 +230,14 @@ impl WriteBuffer for HashLogBuffer {
             None => None,
         };
         map.insert(key, (seq, value));
-        self.table_bytes
-            .store(table_bytes(map.capacity()), Ordering::Relaxed);
+        let cap = map.capacity();
+        self.table_bytes.store(table_bytes(cap), Ordering::Relaxed);
+        let growth = if map.len() >= cap {
+            table_bytes(cap * 2 + 1)
+        } else {
+            0
+        };
+        self.growth.store(growth, Ordering::Relaxed);
         self.bytes.fetch_add(add, Ordering::Relaxed);
         if let Some(old) = old {
             self.bytes.fetch_sub(
@@ -278,6 +289,10 @@ impl WriteBuffer for HashLogBuffer {
     fn capacity(&self) -> usize {
         self.capacity
     }
+
+    fn is_full(&self) -> bool {
+        self.bytes() + self.growth.load(Ordering::Relaxed) >= self.capacity
+    }
 }
 
 /// The buffer a design asks for (enum dispatch: no virtual call on the lookup path).
@@ -319,6 +334,9 @@ impl WriteBuffer for Buffer {
     }
     fn capacity(&self) -> usize {
         dispatch!(self, b => b.capacity())
+    }
+    fn is_full(&self) -> bool {
+        dispatch!(self, b => b.is_full())
     }
 }
 
@@ -381,6 +399,19 @@ mod tests {
     #[test]
     fn hash_log_buffer() {
         exercise(&HashLogBuffer::new(1 << 20));
+    }
+
+    #[test]
+    fn a_hash_log_is_full_before_its_table_would_double_past_capacity() {
+        let cap = 64 << 10;
+        let b = HashLogBuffer::new(cap);
+        let mut i = 0u32;
+        while !b.is_full() {
+            b.insert(i.to_le_bytes().to_vec(), i as u64, Some(vec![1; 8]));
+            i += 1;
+        }
+        // full, and what it holds stayed within its capacity plus the last entry
+        assert!(b.bytes() <= cap + 64, "{} of {cap}", b.bytes());
     }
 
     #[test]

@@ -352,12 +352,15 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         );
     }
     let m = &r.stats.memory;
+    let mib = |b: f64| b / 1048576.0;
     println!(
-        "engine memory at the end: buffers {:.1} MiB, filters {:.1} MiB, fences and indexes {:.1} MiB (budget {:.1} MiB)",
-        m.buffer_bytes as f64 / 1048576.0,
-        m.filter_bytes as f64 / 1048576.0,
-        m.fence_bytes as f64 / 1048576.0,
-        m.budget_bytes as f64 / 1048576.0
+        "engine memory at the end: buffers {:.1} of M_B {:.1} MiB, filters {:.1} of M_BF {:.1} MiB, fences and indexes {:.1} of M_FP {:.1} MiB",
+        mib(m.buffer_bytes as f64),
+        mib(m.buffer_budget_bytes as f64),
+        mib(m.filter_bytes as f64),
+        mib(m.filter_budget_bytes as f64),
+        mib(m.fence_bytes as f64),
+        mib(m.fence_budget_bytes as f64)
     );
     println!(
         "write amplification {:.2}, space amplification {:.2}, {} bytes on disk",

@@ -353,6 +353,8 @@ impl HashIndex {
 /// Bytes of memory per key of [`HashIndex`]: a 4-byte tag and a 4-byte block number.
 pub const HASH_INDEX_BYTES_PER_KEY: usize = 8;
 
+/// As a [`BlockLocator`] a hash index names only its first candidate block; a reader that must find the key
+/// whatever tags collide walks [`HashIndex::blocks`] instead (the run file does).
 impl BlockLocator for HashIndex {
     fn locate(&self, key: &[u8]) -> Locate {
         match self.blocks(key).next() {

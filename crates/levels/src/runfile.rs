@@ -330,11 +330,13 @@ struct Footer {
     meta: (u64, u32),
 }
 
-/// What of a file is held in memory: filters and fences for hot levels, the top index always, the hash index
-/// for LSH designs.
+/// What of a file is held in memory: filters and fences (or the hash index, for LSH designs) for hot runs,
+/// the top index always.
 struct Residency {
     fences: Option<Arc<Fences>>,
     filter: Option<Arc<FileFilter>>,
+    /// The hash index of a hash-indexed file, in place of its fences.
+    hash: Option<Arc<HashIndex>>,
 }
 
 /// An open, immutable run file.
@@ -347,7 +349,6 @@ pub struct RunFile {
     pub meta: FileMeta,
     footer: Footer,
     top: TopIndex,
-    hash: Option<HashIndex>,
     resident: RwLock<Residency>,
 }
 
@@ -475,12 +476,10 @@ impl RunFile {
         let top = TopIndex(
             Fences::decode(&top_bytes).map_err(|e| corrupt(path, footer.top.0, e.to_string()))?,
         );
-        let hash = if footer.hash.1 > 0 {
-            let bytes = read_section(&file, path, footer.hash)?;
-            Some(
-                HashIndex::decode(&bytes)
-                    .map_err(|e| corrupt(path, footer.hash.0, e.to_string()))?,
-            )
+        // a hash index is verified here and loaded when the file is made resident; its memory is what
+        // residency weighs against M_FP
+        let hash_bytes = if footer.hash.1 > 0 {
+            Some(load_hash(&file, path, footer.hash)?.memory_bytes() as u64)
         } else {
             None
         };
@@ -498,15 +497,17 @@ impl RunFile {
                 max_key,
                 size,
                 blocks_written: 0,
-                // each index block encodes its fences as in memory plus a count and a checksum (8 bytes)
-                fence_bytes: index_len.saturating_sub(8 * top.0.len() as u64),
+                // each index block encodes its fences as in memory plus a count and a checksum (8 bytes); a
+                // hash-indexed file holds its hash index instead
+                fence_bytes: hash_bytes
+                    .unwrap_or_else(|| index_len.saturating_sub(8 * top.0.len() as u64)),
             },
             footer,
             top,
-            hash,
             resident: RwLock::new(Residency {
                 fences: None,
                 filter: None,
+                hash: None,
             }),
         })
     }
@@ -524,6 +525,26 @@ impl RunFile {
     /// Makes the file hot (fences, and the filter if `with_filter`, loaded into memory) or cold (dropped).
     /// Loading reads the index blocks and the filter section once.
     pub fn set_residency(&self, hot: bool, with_filter: bool) -> Result<()> {
+        if self.footer.hash.1 > 0 {
+            // a hash-indexed file: its hash index in memory when hot; cold, lookups read its on-disk index
+            let loaded = self.resident.read().hash.is_some();
+            let hash = if hot && !loaded {
+                Some(Arc::new(load_hash(
+                    &self.file,
+                    &self.path,
+                    self.footer.hash,
+                )?))
+            } else {
+                None
+            };
+            let mut r = self.resident.write();
+            if !hot {
+                r.hash = None;
+            } else if hash.is_some() {
+                r.hash = hash;
+            }
+            return Ok(());
+        }
         let (has_fences, has_filter) = {
             let r = self.resident.read();
             (r.fences.is_some(), r.filter.is_some())
@@ -576,7 +597,7 @@ impl RunFile {
         let r = self.resident.read();
         let fences = r.fences.as_ref().map_or(0, |f| f.memory_bytes())
             + self.top.memory_bytes()
-            + self.hash.as_ref().map_or(0, |h| h.memory_bytes());
+            + r.hash.as_ref().map_or(0, |h| h.memory_bytes());
         (fences, r.filter.as_ref().map_or(0, |f| f.memory_bytes()))
     }
 
@@ -609,9 +630,9 @@ impl RunFile {
             return Ok(None);
         }
         let counters = stats.level(level);
-        let (fences, filter) = {
+        let (fences, filter, hash) = {
             let r = self.resident.read();
-            (r.fences.clone(), r.filter.clone())
+            (r.fences.clone(), r.filter.clone(), r.hash.clone())
         };
         // a whole-file filter answers before the (possibly on-disk) index is consulted
         let whole_filter = filter.as_deref().is_some_and(FileFilter::is_whole_file);
@@ -625,7 +646,7 @@ impl RunFile {
             }
         }
         // a hash index names candidate blocks by a 32-bit tag: read them until one holds the key
-        if let Some(h) = &self.hash {
+        if let Some(h) = &hash {
             for handle in h.blocks(key) {
                 IoStats::bump_read(&counters.block_reads);
                 let block = self.read_block(handle)?;
@@ -684,6 +705,12 @@ impl RunFile {
     fn resident_fences(&self) -> Option<Arc<Fences>> {
         self.resident.read().fences.clone()
     }
+}
+
+/// Reads and decodes a file's hash index section.
+fn load_hash(file: &File, path: &Path, sec: (u64, u32)) -> Result<HashIndex> {
+    let bytes = read_section(file, path, sec)?;
+    HashIndex::decode(&bytes).map_err(|e| corrupt(path, sec.0, e.to_string()))
 }
 
 fn read_section(file: &File, path: &Path, (off, len): (u64, u32)) -> Result<Vec<u8>> {

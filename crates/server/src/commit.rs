@@ -64,7 +64,8 @@ impl Committer {
             .unwrap_or_else(|_| Err("the committer stopped".into()))
     }
 
-    /// Stops taking writes; the task finishes the queued ones and ends.
+    /// Stops taking writes. The task ends once its queue is empty; SETs still queued when the runtime shuts
+    /// down get no reply (they were never acknowledged), and a batch already written completes.
     pub fn stop(&self) {
         self.tx.lock().take();
     }
