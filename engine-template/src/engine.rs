@@ -1015,9 +1015,17 @@ impl Inner {
     /// not. A level outgrowing its share between merges so loses only its oldest runs' fences, not all of
     /// them. Hot levels (for the planner's K and Z) are the levels that keep at least one run resident.
     fn residency(&self, v: &Version) -> Residency {
-        // hash-indexed runs (LSH designs) weigh their hash index instead of their fences: a run whose index
-        // does not fit M_FP is read through its on-disk index, one more block per lookup
         let mut resident_runs = vec![0; v.levels.len()];
+        if self.lsh {
+            // hash-indexed runs keep their hash index in memory whatever M_FP says: without filters, a run
+            // read through its on-disk index costs two blocks per lookup, and an LSH level holds up to T − 1
+            // runs. The search reserves 8 bytes a key (and 16 a block) plus 10% for older versions;
+            // `Stats::memory` shows when more versions than that are held.
+            return Residency {
+                hot_levels: v.levels.len(),
+                resident_runs: v.levels.iter().map(|l| l.runs.len()).collect(),
+            };
+        }
         let mut left = self.design.fence_bytes;
         for (i, level) in v.levels.iter().enumerate() {
             for run in &level.runs {

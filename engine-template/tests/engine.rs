@@ -373,36 +373,3 @@ fn fences_stay_in_memory_run_by_run_within_m_fp() {
     assert_eq!(cost(&k(1, 500)), (1, 0), "second run: fences in memory");
     assert_eq!(cost(&k(0, 500)), (1, 1), "oldest run: index block on disk");
 }
-
-#[test]
-fn hash_indexes_stay_within_m_fp_and_cold_runs_read_their_on_disk_index() {
-    let (_, mut design) = common::shapes()
-        .into_iter()
-        .find(|(n, _)| *n == "lsh-like")
-        .unwrap();
-    // room for the hash indexes of a few runs only
-    design.fence_bytes = 16 << 10;
-    let dir = tempfile::tempdir().unwrap();
-    let e = common::open_unsynced(dir.path(), &design).unwrap();
-    fill(&e, 6000);
-    e.flush().unwrap();
-    let s = e.stats();
-    let runs: usize = s.levels.iter().map(|l| l.runs).sum();
-    let resident: usize = s.levels.iter().map(|l| l.resident_runs).sum();
-    assert!(resident < runs, "{resident} of {runs} runs resident");
-    // the hash indexes held, plus each file's small top index
-    let files: usize = s.levels.iter().map(|l| l.files).sum();
-    assert!(
-        s.memory.fence_bytes as u64 <= design.fence_bytes + 64 * files as u64,
-        "{:?}",
-        s.memory
-    );
-    let before = e.stats().index_reads();
-    for i in 0..6000 {
-        assert_eq!(e.get(&key(i)).unwrap(), expected(i), "{i}");
-    }
-    assert!(
-        e.stats().index_reads() > before,
-        "lookups into cold runs read their on-disk index"
-    );
-}

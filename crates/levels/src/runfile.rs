@@ -17,8 +17,7 @@ use crate::error::{io, Error, Result};
 use crate::stats::IoStats;
 use cosine_design::FilterGranularity;
 use cosine_fence_pointers::{
-    fence_after, key_tag, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate,
-    TopIndex,
+    fence_after, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex,
 };
 use cosine_filters::{block_item, FileFilter, KeyFilter};
 use parking_lot::RwLock;
@@ -91,8 +90,9 @@ pub struct RunFileWriter {
     /// The file's keys as its filter's items (their stable hashes, mixed with their block numbers for
     /// per-block filters): 8 bytes a key until the filter is built.
     all_hashes: Vec<u64>,
-    /// (key tag, block) of every key, for the hash index (LSH designs).
-    hashes: Vec<(u32, u32)>,
+    /// (key hash, block) of every key, for the hash index (LSH designs; 16 bytes a key until the file is
+    /// finished, a file being at most the design's file size).
+    hashes: Vec<(u64, u32)>,
     entries: u64,
     tombstones: u64,
     min_seq: u64,
@@ -183,7 +183,7 @@ impl RunFileWriter {
                 });
         }
         if self.opts.hash_index {
-            self.hashes.push((key_tag(key), self.block_count));
+            self.hashes.push((stable_hash(key), self.block_count));
         }
         if self.block.len() >= self.opts.block_bytes {
             self.flush_block()?;
@@ -266,12 +266,10 @@ impl RunFileWriter {
             None => (self.offset, 0),
         };
         let hash_sec = if self.opts.hash_index {
-            let idx = HashIndex::from_tags(
-                std::mem::take(&mut self.hashes),
-                self.fences.handles().to_vec(),
-            );
+            let mut pairs = std::mem::take(&mut self.hashes);
             let mut enc = Vec::new();
-            idx.encode(&mut enc);
+            HashIndex::encode_pairs(&mut pairs, self.fences.handles(), &mut enc);
+            drop(pairs);
             self.write_section(&enc)?
         } else {
             (self.offset, 0)
