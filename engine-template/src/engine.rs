@@ -124,7 +124,7 @@ struct Inner {
     writer: Mutex<Writer>,
     /// Log position known to be fsynced.
     synced_lsn: AtomicU64,
-    /// Serialises group-commit fsyncs (taken before the writer lock, never while holding it).
+    /// Serialises every fsync of the log (`fsync_log`); taken after the writer lock where both are held.
     sync_lock: Mutex<()>,
     stripes: Vec<Mutex<()>>,
     /// Per stripe: writes logged but not yet in the buffer (waiting for their fsync, or inserting). A
@@ -663,11 +663,13 @@ impl Inner {
         self.work_cv.notify_all();
     }
 
-    /// Whether writers must wait for background work: the active buffer full while the frozen one still
-    /// awaits its flush (M_B is spent), or level 1 lagging its design. Writes go on into the active buffer
-    /// during a flush.
+    /// Whether writers must wait: the active buffer full (until it is frozen, which waits for the frozen
+    /// one's flush: M_B is spent), or level 1 lagging its design. Writes go on into the active buffer during
+    /// a flush.
     fn stalled(&self, s: &State) -> bool {
-        (s.frozen.len() >= MAX_FROZEN && s.mem.is_full()) || s.backlog
+        // a full active buffer takes nothing more until it is frozen (its writer freezes it at once when no
+        // frozen buffer is left, else after that one's flush)
+        (s.mem.is_full() && !s.mem.is_empty()) || s.backlog
     }
 
     /// The sorted, distinct stripes of a batch's keys.
@@ -805,6 +807,13 @@ impl Inner {
     /// buffer and holds anything.
     fn freeze_when_room(&self, mem: &Arc<Buffer>) -> Result<()> {
         loop {
+            {
+                let s = self.state.read();
+                // another writer froze it already: nothing to wait for
+                if !Arc::ptr_eq(&s.mem, mem) || mem.is_empty() {
+                    return Ok(());
+                }
+            }
             if self.state.read().frozen.len() >= MAX_FROZEN {
                 self.signal();
                 self.wait_for(|s| s.frozen.len() < MAX_FROZEN)?;
@@ -836,7 +845,7 @@ impl Inner {
         if self.synced_lsn.load(Ordering::SeqCst) >= lsn {
             return Ok(());
         }
-        // the handle first (writer lock), then the fsync lock: a freeze takes them in the other order
+        // the handle under the writer lock, released before the fsync lock: other writers append meanwhile
         let (file, path, upto) = {
             let w = self.writer.lock();
             let (f, p) = w.wal.sync_handle();
@@ -910,6 +919,9 @@ impl Inner {
         );
         drop(s);
         self.signal();
+        // writers waiting for the full buffer to be frozen
+        let _g = self.work.lock();
+        self.done_cv.notify_all();
         Ok(())
     }
 
@@ -1058,7 +1070,14 @@ impl Inner {
         for (level, resident) in v.levels.iter().zip(&r.resident_runs) {
             for (j, run) in level.runs.iter().enumerate() {
                 for f in &run.files {
-                    f.set_residency(j < *resident, filters)?;
+                    // an LSH design keeps every hash index in memory; files without one (written by
+                    // another design before an adaptation) stay cold
+                    let hot = if self.lsh {
+                        f.has_hash_index()
+                    } else {
+                        j < *resident
+                    };
+                    f.set_residency(hot, filters)?;
                 }
             }
         }

@@ -510,6 +510,11 @@ impl RunFile {
         })
     }
 
+    /// Whether the file has a hash index (written by an LSH design).
+    pub fn has_hash_index(&self) -> bool {
+        self.footer.hash.1 > 0
+    }
+
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
