@@ -67,6 +67,13 @@ pub struct FileSystem;
 
 struct OsLog(File);
 
+impl OsLog {
+    /// Opens `path` for appending, creating it if missing.
+    fn open(path: &Path) -> io::Result<Self> {
+        Ok(OsLog(File::options().create(true).append(true).open(path)?))
+    }
+}
+
 impl LogFile for OsLog {
     fn append(&self, bytes: &[u8]) -> io::Result<()> {
         (&self.0).write_all(bytes)
@@ -79,8 +86,7 @@ impl LogFile for OsLog {
 
 impl Backend for FileSystem {
     fn open_log(&self, path: &Path) -> io::Result<Arc<dyn LogFile>> {
-        let file = File::options().create(true).append(true).open(path)?;
-        Ok(Arc::new(OsLog(file)))
+        Ok(Arc::new(OsLog::open(path)?))
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
@@ -162,9 +168,8 @@ impl LogFile for FailingLog {
 
 impl Backend for Failing {
     fn open_log(&self, path: &Path) -> io::Result<Arc<dyn LogFile>> {
-        let file = File::options().create(true).append(true).open(path)?;
         Ok(Arc::new(FailingLog {
-            file: OsLog(file),
+            file: OsLog::open(path)?,
             kind: self.kind,
             calls: self.calls.clone(),
             from: self.from,

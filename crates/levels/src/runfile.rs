@@ -474,13 +474,14 @@ impl RunFile {
         let top = TopIndex(
             Fences::decode(&top_bytes).map_err(|e| corrupt(path, footer.top.0, e.to_string()))?,
         );
-        // a hash index is verified here and loaded when the file is made resident; its memory is what
-        // residency weighs against M_FP
-        let hash_bytes = if footer.hash.1 > 0 {
-            Some(load_hash(&file, path, footer.hash)?.memory_bytes() as u64)
+        // a hash index is verified and kept here (LSH engines hold every one); its memory is what residency
+        // weighs against M_FP, and making the file cold drops it
+        let hash = if footer.hash.1 > 0 {
+            Some(Arc::new(load_hash(&file, path, footer.hash)?))
         } else {
             None
         };
+        let hash_bytes = hash.as_ref().map(|h| h.memory_bytes() as u64);
         Ok(RunFile {
             id,
             path: path.to_path_buf(),
@@ -505,7 +506,7 @@ impl RunFile {
             resident: RwLock::new(Residency {
                 fences: None,
                 filter: None,
-                hash: None,
+                hash,
             }),
         })
     }
