@@ -527,9 +527,16 @@ impl DistributionAware {
             // the log's runs are sorted files under a hash index: a scan seeks into each (index block and
             // data block: the hash index cannot seek by key order) and reads s/B blocks in all
             let runs = k.min((shape.entries / eb).ceil()).max(1.0);
+            // runs whose hash index does not fit M_FP (the oldest: the engine keeps the newest resident) are
+            // cold: a lookup that reaches one reads its on-disk index block and a data block, since no filter
+            // skips it
+            let cold = lsh_cold_fraction(design, shape);
+            let cold_runs = cold * runs;
+            // its own index block, and on average half the other cold runs at two blocks each
+            let lookup = lookup * (1.0 + cold * (1.0 + (cold_runs - 1.0).max(0.0)));
             PerOp {
                 lookup,
-                empty_lookup: 0.0,
+                empty_lookup: 2.0 * cold_runs,
                 insert,
                 blind_update: 1.0 / b,
                 rmw: lookup + 1.0 / b,
@@ -539,6 +546,16 @@ impl DistributionAware {
         };
         IoCost::lsh(design, workload, per_op, per_op.long_scan)
     }
+}
+
+/// The share of an LSH design's data whose runs' hash indexes do not fit in M_FP (our engine's index takes
+/// [`layout::engine_hash_index_bytes`]), and so are read through their on-disk index blocks.
+pub fn lsh_cold_fraction(design: &Design, shape: &DataShape) -> f64 {
+    let needed = layout::engine_hash_index_bytes(shape.entries, shape.entries_per_block);
+    if needed <= 0.0 {
+        return 0.0;
+    }
+    (1.0 - design.fence_bytes as f64 / needed).clamp(0.0, 1.0)
 }
 
 /// The data shape of a workload for a design's block size.
@@ -992,6 +1009,51 @@ mod tests {
             .unwrap();
         assert!(r.per_op.lookup < 0.05, "{}", r.per_op.lookup);
         assert!(eval(&d, &sparse).per_op.lookup > 0.9);
+    }
+
+    #[test]
+    fn lsh_runs_past_their_index_memory_cost_index_reads() {
+        let w = workload(all_ops());
+        let lsh = |m_fp: u64| {
+            let mut d = Design::rocksdb_like(512 << 20, 0, m_fp);
+            d.size_ratio = 1000;
+            d.hot_runs = 999;
+            d.cold_runs = 999;
+            d.class = None;
+            d
+        };
+        let shape = data_shape(
+            &lsh(0),
+            &w,
+            &KeySpace::from_workload(&w),
+            &ReferenceQuirks::NONE,
+        );
+        let needed = layout::engine_hash_index_bytes(shape.entries, shape.entries_per_block);
+        // every hash index in memory: a miss reads nothing, as with M_FP to spare
+        let full = eval(&lsh(needed.ceil() as u64), &w).per_op;
+        assert_eq!(full.empty_lookup, 0.0);
+        assert_eq!(full, eval(&lsh(4 * needed as u64), &w).per_op);
+        // less M_FP: the oldest runs go cold, and lookups and misses pay for them, more the less M_FP holds
+        let mut last = full;
+        for share in [0.75, 0.5, 0.25, 0.0] {
+            let c = eval(&lsh((share * needed) as u64), &w).per_op;
+            assert!(
+                c.lookup > last.lookup,
+                "{share}: {} <= {}",
+                c.lookup,
+                last.lookup
+            );
+            assert!(c.empty_lookup > last.empty_lookup, "{share}");
+            assert_eq!(c.insert, full.insert);
+            last = c;
+        }
+        // nothing resident: a miss reads an index block and a data block in every run
+        let runs = (N as f64 * 128.0 / (256u64 << 20) as f64).ceil();
+        assert!(
+            (last.empty_lookup - 2.0 * runs).abs() < 1e-9,
+            "{}",
+            last.empty_lookup
+        );
     }
 
     #[test]

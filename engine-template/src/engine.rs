@@ -1028,17 +1028,13 @@ impl Inner {
     /// them. Hot levels (for the planner's K and Z) are the levels that keep at least one run resident.
     fn residency(&self, v: &Version) -> Residency {
         let mut resident_runs = vec![0; v.levels.len()];
-        if self.lsh {
-            // hash-indexed runs keep their hash index in memory whatever M_FP says: without filters, a run
-            // read through its on-disk index costs two blocks per lookup, and an LSH level holds up to T − 1
-            // runs. The search reserves 8 bytes a key (and 16 a block) plus 10% for older versions;
-            // `Stats::memory` shows when more versions than that are held.
-            return Residency {
-                hot_levels: v.levels.len(),
-                resident_runs: v.levels.iter().map(|l| l.runs.len()).collect(),
-            };
-        }
-        let mut left = self.design.fence_bytes;
+        // newest runs first, while their fences (a hash index, for LSH files) fit M_FP; the rest are cold and
+        // reached through their on-disk index blocks. An LSH run past M_FP costs an index block and a data
+        // block per lookup that reaches it (no filter skips it); the cost model charges that
+        // (`DistributionAware`'s cold LSH runs), and the search reserves M_FP for every key's index entry.
+        // every file's top index stays in memory, hot or cold: it comes out of M_FP first
+        let tops: u64 = v.files().map(|(_, f)| f.top_bytes()).sum();
+        let mut left = self.design.fence_bytes.saturating_sub(tops);
         for (i, level) in v.levels.iter().enumerate() {
             for run in &level.runs {
                 let need: u64 = run.files.iter().map(|f| f.meta.fence_bytes).sum();
@@ -1070,13 +1066,9 @@ impl Inner {
         for (level, resident) in v.levels.iter().zip(&r.resident_runs) {
             for (j, run) in level.runs.iter().enumerate() {
                 for f in &run.files {
-                    // an LSH design keeps every hash index in memory; files without one (written by
-                    // another design before an adaptation) stay cold
-                    let hot = if self.lsh {
-                        f.has_hash_index()
-                    } else {
-                        j < *resident
-                    };
+                    // files of an LSH design without a hash index (written by another design before an
+                    // adaptation) stay cold
+                    let hot = j < *resident && (!self.lsh || f.has_hash_index());
                     f.set_residency(hot, filters)?;
                 }
             }
@@ -1151,6 +1143,15 @@ impl Inner {
     /// Bytes per output file: the design's, except that a run-granularity filter needs the whole run in one
     /// file. Without filters (LSH designs) files stay bounded, and so does what writing one holds in memory
     /// (its fences and hash-index entries until the file is finished).
+    /// Threads one compaction's merge uses (`Design.threads`; 0 = one per core): a merge large enough is cut
+    /// into that many key ranges merged side by side (subcompactions), beside the flush thread.
+    fn compaction_threads(&self) -> usize {
+        match self.design.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n as usize,
+        }
+    }
+
     fn file_bytes(&self) -> u64 {
         let filtered = self.design.filter_bytes > 0 && !self.lsh;
         if filtered && self.design.filter_granularity == FilterGranularity::Run {
@@ -1279,6 +1280,7 @@ impl Inner {
             file_bytes: self.file_bytes(),
             stats: &self.stats,
             level: 1,
+            threads: 1,
         };
         // stream the buffer in key order: a flush never copies it whole
         let mut it = buffer.sorted_iter();
@@ -1391,6 +1393,7 @@ impl Inner {
             file_bytes: self.file_bytes(),
             stats: &self.stats,
             level: target,
+            threads: self.compaction_threads(),
         };
         let outcome = compaction::execute(plan, v, &out)?;
         self.stats
@@ -1495,6 +1498,7 @@ impl Inner {
             bytes_flushed: flushed,
             bytes_compacted_read: self.stats.bytes_compacted_read.load(Ordering::Relaxed),
             bytes_compacted_written: compacted,
+            subcompactions: self.stats.subcompactions.load(Ordering::Relaxed),
             user_bytes_written: user,
             write_amplification: if user == 0 {
                 0.0

@@ -55,6 +55,8 @@ pub struct Stats {
     pub bytes_compacted_read: u64,
     /// Bytes written by compactions.
     pub bytes_compacted_written: u64,
+    /// Key ranges compactions merged on threads of their own beside the first (`Design.threads`).
+    pub subcompactions: u64,
     /// Key and value bytes written by users.
     pub user_bytes_written: u64,
     /// (flushed + compacted) / user bytes.

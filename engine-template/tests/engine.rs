@@ -94,6 +94,12 @@ fn every_shape_holds_its_data_and_its_shape() {
                 l.runs
             );
         }
+        if design.threads > 1 && name != "lsh-like" {
+            assert!(
+                s.subcompactions > 0,
+                "{name}: no merge was cut into key ranges"
+            );
+        }
         assert!(
             s.write_amplification >= 1.0,
             "{name}: {}",
@@ -373,4 +379,45 @@ fn fences_stay_in_memory_run_by_run_within_m_fp() {
     assert_eq!(cost(&k(2, 500)), (1, 0), "newest run: fences in memory");
     assert_eq!(cost(&k(1, 500)), (1, 0), "second run: fences in memory");
     assert_eq!(cost(&k(0, 500)), (1, 1), "oldest run: index block on disk");
+}
+
+#[test]
+fn lsh_hash_indexes_stay_within_m_fp() {
+    let n = 6000;
+    let (_, mut design) = common::shapes()
+        .into_iter()
+        .find(|(name, _)| *name == "lsh-like")
+        .unwrap();
+    // a few runs of 64 KiB flushes, and room for the index entries (8 bytes a key) of about a third of them
+    design.buffer_bytes = 128 << 10;
+    design.fence_bytes = 24 << 10;
+    design.file_bytes = 32 << 10;
+    let dir = tempfile::tempdir().unwrap();
+    let e = common::open_unsynced(dir.path(), &design).unwrap();
+    fill(&e, n);
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    let before = e.stats();
+    for i in 0..n {
+        assert_eq!(e.get(&key(i)).unwrap(), expected(i), "key {i}");
+    }
+    let s = e.stats();
+    assert!(
+        s.memory.fence_bytes as u64 <= design.fence_bytes,
+        "{:?} {:?}",
+        s.memory,
+        s.levels
+    );
+    assert!(s.memory.fence_bytes > 0, "the newest runs stay resident");
+    // the runs past M_FP are read through their on-disk index blocks
+    assert!(s.index_reads() > before.index_reads(), "{:?}", s.levels);
+    drop(e);
+    let e = Engine::open(dir.path(), &design).unwrap();
+    for i in (0..n).step_by(7) {
+        assert_eq!(
+            e.get(&key(i)).unwrap(),
+            expected(i),
+            "after reopen: key {i}"
+        );
+    }
 }

@@ -51,6 +51,10 @@ pub struct BenchArgs {
     /// Log sync mode.
     #[arg(long, value_enum, default_value_t = SyncArg::Never)]
     sync: SyncArg,
+    /// The design's background merge threads (`threads` in design.json: one compaction's merge is cut into
+    /// that many key ranges merged side by side; 0 = one per core). Default: the design's own value.
+    #[arg(long)]
+    engine_threads: Option<u32>,
     /// Data directory (default: a temporary one, removed afterwards).
     #[arg(long)]
     data: Option<String>,
@@ -259,10 +263,13 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     }
     let w = load_workload(&a.workload, a.workload_file.as_deref(), a.records, a.ops)?;
     let phi = PhiLibrary::default();
-    let design = match &a.design {
+    let mut design = match &a.design {
         Some(p) => cosine_design::load_design(p).with_context(|| format!("design {p}"))?,
         None => searched_design(&w, a.memory, &phi)?,
     };
+    if let Some(t) = a.engine_threads {
+        design.threads = t;
+    }
     let sync = match a.sync {
         SyncArg::Always => SyncMode::Always,
         SyncArg::Batch => SyncMode::Batch,
@@ -304,10 +311,10 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         return Ok(());
     }
     println!(
-        "cosine bench: {} ({} records of {} B, {} operations, {} threads), design {} T={} K={} Z={} M_B={} M_BF={} M_FP={}",
+        "cosine bench: {} ({} records of {} B, {} operations, {} threads), design {} T={} K={} Z={} M_B={} M_BF={} M_FP={} threads={}",
         w.name, w.record_count, w.value_bytes(), w.operation_count, a.threads,
         design.class.map_or("?".to_string(), |c| c.to_string()), design.size_ratio, design.hot_runs, design.cold_runs,
-        design.buffer_bytes, design.filter_bytes, design.fence_bytes
+        design.buffer_bytes, design.filter_bytes, design.fence_bytes, design.threads
     );
     println!(
         "load: {:.0} ops/s ({:.2} s)",

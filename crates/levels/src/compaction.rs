@@ -24,6 +24,9 @@ pub struct Output<'a> {
     pub stats: &'a Arc<IoStats>,
     /// Target level (1-based), for counting block writes.
     pub level: usize,
+    /// Threads one merge may use (subcompactions by key range, `Design.threads`); 1 merges on the calling
+    /// thread alone.
+    pub threads: usize,
 }
 
 /// The path of run file `id` in `dir`.
@@ -113,6 +116,119 @@ pub fn write_entries(
     Ok((files, bytes))
 }
 
+/// The inputs of one merge: the files of each sorted source (newest source first) and the level each is read
+/// from (for the I/O counters).
+type Inputs = Vec<(Vec<Arc<RunFile>>, usize)>;
+
+/// Key bounds `[lo, hi)` of one subcompaction; `None` is unbounded.
+type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Splits a merge of `inputs` into at most `parts` key ranges of about equal input bytes, cut at file
+/// boundaries (a file's smallest key), so each range can be merged by its own thread. Fewer ranges when the
+/// inputs are too small for every range to fill an output file of `file_bytes`.
+pub fn split_ranges(inputs: &Inputs, parts: usize, file_bytes: u64) -> Vec<KeyRange> {
+    let total: u64 = inputs
+        .iter()
+        .flat_map(|(files, _)| files.iter())
+        .map(|f| f.meta.size)
+        .sum();
+    let parts = parts
+        .min((total / file_bytes.max(1)).max(1) as usize)
+        .max(1);
+    if parts == 1 {
+        return vec![(None, None)];
+    }
+    let mut bounds: Vec<(&[u8], u64)> = inputs
+        .iter()
+        .flat_map(|(files, _)| files.iter())
+        .map(|f| (f.meta.min_key.as_slice(), f.meta.size))
+        .collect();
+    bounds.sort();
+    let mut cuts: Vec<Vec<u8>> = Vec::new();
+    let mut seen = 0u64;
+    for (key, size) in bounds {
+        // cut before this file when the bytes before it reach the next share
+        let share = total * (cuts.len() as u64 + 1) / parts as u64;
+        if seen >= share && cuts.len() + 1 < parts && cuts.last().is_none_or(|c| c.as_slice() < key)
+        {
+            cuts.push(key.to_vec());
+        }
+        seen += size;
+    }
+    let mut ranges = Vec::with_capacity(cuts.len() + 1);
+    let mut lo = None;
+    for c in cuts {
+        ranges.push((lo, Some(c.clone())));
+        lo = Some(c);
+    }
+    ranges.push((lo, None));
+    ranges
+}
+
+/// Merges `inputs` (newest first) into one run's files, split by key range over `out.threads` threads. The
+/// ranges are disjoint and ordered, so their files concatenate into one sorted run.
+fn merge_inputs(
+    inputs: &Inputs,
+    drop_tombstones: bool,
+    out: &Output<'_>,
+) -> Result<(Vec<Arc<RunFile>>, u64)> {
+    let ranges = split_ranges(inputs, out.threads.max(1), out.file_bytes);
+    let merge_range = |(lo, hi): &KeyRange| -> Result<(Vec<Arc<RunFile>>, u64)> {
+        let sources = inputs
+            .iter()
+            .map(|(files, level)| {
+                // only the files that reach into [lo, hi)
+                let files: Vec<Arc<RunFile>> = files
+                    .iter()
+                    .filter(|f| hi.as_ref().is_none_or(|h| f.meta.min_key < *h))
+                    .cloned()
+                    .collect();
+                Source::Run(RunIter::new(
+                    files,
+                    lo.as_deref(),
+                    Some((out.stats.clone(), *level, true)),
+                ))
+            })
+            .collect();
+        let mut merge = MergeIter::new(sources)?;
+        write_entries(
+            || {
+                Ok(merge
+                    .next_entry()?
+                    .filter(|(k, _, _)| hi.as_ref().is_none_or(|h| k < h)))
+            },
+            drop_tombstones,
+            out,
+        )
+    };
+    if ranges.len() == 1 {
+        return merge_range(&ranges[0]);
+    }
+    out.stats
+        .subcompactions
+        .fetch_add(ranges.len() as u64 - 1, Ordering::Relaxed);
+    let results: Vec<Result<(Vec<Arc<RunFile>>, u64)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges[1..]
+            .iter()
+            .map(|r| scope.spawn(|| merge_range(r)))
+            .collect();
+        let mut results = vec![merge_range(&ranges[0])];
+        results.extend(handles.into_iter().map(|h| {
+            // a panic in a merge is a bug: carry it to the caller's thread as it is
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        }));
+        results
+    });
+    let mut files = Vec::new();
+    let mut bytes = 0;
+    for r in results {
+        let (f, b) = r?;
+        files.extend(f);
+        bytes += b;
+    }
+    Ok((files, bytes))
+}
+
 /// What a compaction did.
 pub struct Outcome {
     /// The version after the compaction.
@@ -138,7 +254,6 @@ fn find_run(version: &Version, level: usize, id: u64) -> Option<Arc<Run>> {
 /// Carries out a plan on `version`, writing new files through `out` (whose level must be the plan's target).
 pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outcome> {
     let mut v = version.clone();
-    let stats = out.stats.clone();
     match plan {
         Plan::Nothing => Ok(Outcome {
             version: v,
@@ -161,7 +276,7 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
                 inputs.extend(find_run(version, *target, *id));
             }
             let bytes_read: u64 = inputs.iter().map(|r| r.bytes()).sum();
-            let sources = inputs
+            let sources: Inputs = inputs
                 .iter()
                 .map(|r| {
                     let lvl = if runs.contains(&r.id) {
@@ -169,15 +284,10 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
                     } else {
                         *target
                     };
-                    Source::Run(RunIter::new(
-                        r.files.clone(),
-                        None,
-                        Some((stats.clone(), lvl, true)),
-                    ))
+                    (r.files.clone(), lvl)
                 })
                 .collect();
-            let mut merge = MergeIter::new(sources)?;
-            let (files, written) = write_entries(|| merge.next_entry(), *drop_tombstones, out)?;
+            let (files, written) = merge_inputs(&sources, *drop_tombstones, out)?;
             let obsolete: Vec<Arc<RunFile>> = inputs.iter().flat_map(|r| r.files.clone()).collect();
             while v.levels.len() < *target {
                 v.levels.push(Level::default());
@@ -261,20 +371,9 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
                 (vec![moved.clone()], 0, 0, Vec::new())
             } else {
                 let bytes_read = moved.meta.size + olds.iter().map(|f| f.meta.size).sum::<u64>();
-                let sources = vec![
-                    Source::Run(RunIter::new(
-                        vec![moved.clone()],
-                        None,
-                        Some((stats.clone(), *level, true)),
-                    )),
-                    Source::Run(RunIter::new(
-                        olds.clone(),
-                        None,
-                        Some((stats.clone(), level + 1, true)),
-                    )),
-                ];
-                let mut merge = MergeIter::new(sources)?;
-                let (files, written) = write_entries(|| merge.next_entry(), *drop_tombstones, out)?;
+                let sources: Inputs =
+                    vec![(vec![moved.clone()], *level), (olds.clone(), level + 1)];
+                let (files, written) = merge_inputs(&sources, *drop_tombstones, out)?;
                 let mut obsolete = olds.clone();
                 obsolete.push(moved.clone());
                 (files, bytes_read, written, obsolete)
@@ -333,5 +432,126 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
                 bytes_written: written,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosine_design::FilterGranularity;
+
+    fn output<'a>(
+        dir: &'a Path,
+        next_id: &'a AtomicU64,
+        stats: &'a Arc<IoStats>,
+        threads: usize,
+    ) -> Output<'a> {
+        Output {
+            dir,
+            next_id,
+            writer: WriterOptions {
+                block_bytes: 512,
+                bits_per_key: 8.0,
+                granularity: FilterGranularity::File,
+                hash_index: false,
+            },
+            file_bytes: 16 << 10,
+            stats,
+            level: 2,
+            threads,
+        }
+    }
+
+    /// One run (several files) holding keys `step·i` for i < n, with values tagged `tag`, every 5th a
+    /// tombstone.
+    fn run(out: &Output<'_>, n: u64, step: u64, seq0: u64, tag: &str) -> Vec<Arc<RunFile>> {
+        let mut i = 0;
+        write_entries(
+            || {
+                if i == n {
+                    return Ok(None);
+                }
+                let k = format!("key{:08}", i * step).into_bytes();
+                let v = (i % 5 != 0).then(|| format!("{tag}-{i}").into_bytes());
+                i += 1;
+                Ok(Some((k, seq0 + i, v)))
+            },
+            false,
+            out,
+        )
+        .unwrap()
+        .0
+    }
+
+    fn entries(files: &[Arc<RunFile>]) -> Vec<Entry> {
+        let mut it = RunIter::new(files.to_vec(), None, None);
+        let mut all = Vec::new();
+        while let Some(e) = it.next_entry().unwrap() {
+            all.push(e);
+        }
+        all
+    }
+
+    #[test]
+    fn subcompactions_write_what_one_merge_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let next_id = AtomicU64::new(1);
+        let stats = Arc::new(IoStats::default());
+        let one = output(dir.path(), &next_id, &stats, 1);
+        // newest first: overlapping keys, different densities, so the cuts fall unevenly
+        let inputs: Inputs = vec![
+            (run(&one, 3_000, 3, 100_000, "new"), 1),
+            (run(&one, 4_000, 2, 50_000, "mid"), 1),
+            (run(&one, 9_000, 1, 0, "old"), 2),
+        ];
+        assert!(inputs.iter().all(|(f, _)| f.len() > 3));
+        for drop_tombstones in [false, true] {
+            let (serial, _) = merge_inputs(&inputs, drop_tombstones, &one).unwrap();
+            for threads in [2, 3, 8] {
+                let out = output(dir.path(), &next_id, &stats, threads);
+                assert!(split_ranges(&inputs, threads, out.file_bytes).len() > 1);
+                let (parallel, bytes) = merge_inputs(&inputs, drop_tombstones, &out).unwrap();
+                assert_eq!(bytes, parallel.iter().map(|f| f.meta.size).sum::<u64>());
+                // files concatenate in key order
+                for w in parallel.windows(2) {
+                    assert!(w[0].meta.max_key < w[1].meta.min_key);
+                }
+                assert_eq!(entries(&parallel), entries(&serial), "threads {threads}");
+            }
+            // the serial merge against a model: each key's newest version
+            let mut model = std::collections::BTreeMap::new();
+            for (n, step, tag) in [
+                (9_000u64, 1u64, "old"),
+                (4_000, 2, "mid"),
+                (3_000, 3, "new"),
+            ] {
+                for i in 0..n {
+                    let v = (i % 5 != 0).then(|| format!("{tag}-{i}").into_bytes());
+                    model.insert(format!("key{:08}", i * step).into_bytes(), v);
+                }
+            }
+            let want: Vec<(Vec<u8>, Option<Vec<u8>>)> = model
+                .into_iter()
+                .filter(|(_, v)| !drop_tombstones || v.is_some())
+                .collect();
+            let got: Vec<(Vec<u8>, Option<Vec<u8>>)> = entries(&serial)
+                .into_iter()
+                .map(|(k, _, v)| (k, v))
+                .collect();
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn small_merges_stay_on_one_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let next_id = AtomicU64::new(1);
+        let stats = Arc::new(IoStats::default());
+        let out = output(dir.path(), &next_id, &stats, 1);
+        let inputs: Inputs = vec![
+            (run(&out, 50, 1, 0, "a"), 1),
+            (run(&out, 50, 2, 100, "b"), 2),
+        ];
+        assert_eq!(split_ranges(&inputs, 8, out.file_bytes), vec![(None, None)]);
     }
 }

@@ -511,6 +511,11 @@ impl RunFile {
         })
     }
 
+    /// Heap bytes of the top index, which stays in memory whether the file is hot or cold.
+    pub fn top_bytes(&self) -> u64 {
+        self.top.memory_bytes() as u64
+    }
+
     /// Whether the file has a hash index (written by an LSH design).
     pub fn has_hash_index(&self) -> bool {
         self.footer.hash.1 > 0

@@ -46,6 +46,8 @@ pub struct IoStats {
     pub bytes_compacted_read: AtomicU64,
     /// Bytes written by compactions.
     pub bytes_compacted_written: AtomicU64,
+    /// Key ranges that compactions merged on threads of their own (`Design.threads` > 1), beside the first.
+    pub subcompactions: AtomicU64,
 }
 
 impl Default for IoStats {
@@ -55,6 +57,7 @@ impl Default for IoStats {
             bytes_flushed: AtomicU64::new(0),
             bytes_compacted_read: AtomicU64::new(0),
             bytes_compacted_written: AtomicU64::new(0),
+            subcompactions: AtomicU64::new(0),
         }
     }
 }

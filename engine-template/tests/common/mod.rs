@@ -14,14 +14,20 @@ pub fn open_unsynced(dir: &Path, design: &Design) -> cosine_engine::Result<Engin
 /// (name, design) for every shape.
 pub fn shapes() -> Vec<(&'static str, Design)> {
     let mut rocks = Design::rocksdb_like(1 << 10, 2 << 10, 1 << 20);
+    // merges cut into key ranges on threads of their own, whatever the machine's cores
+    rocks.threads = 3;
     rocks.block_bytes = 512;
     rocks.file_bytes = 8 << 10;
 
     let mut tiered = Design::tiered(4, 1 << 10, 2 << 10, 1 << 20);
+    // merges cut into key ranges on threads of their own, whatever the machine's cores
+    tiered.threads = 2;
     tiered.block_bytes = 512;
     tiered.file_bytes = 8 << 10;
 
     let mut btree = Design::wiredtiger_like(2 << 10, 256);
+    // merges cut into key ranges on threads of their own, whatever the machine's cores
+    btree.threads = 4;
     btree.block_bytes = 1024;
     btree.file_bytes = 4 << 10;
 
@@ -42,6 +48,8 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
     hybrid.run_strategy = RunStrategy::Fullest;
     hybrid.file_picking = FilePicking::DenseFp;
     hybrid.filter_granularity = FilterGranularity::Block;
+    // merges cut into key ranges on threads of their own, whatever the machine's cores
+    hybrid.threads = 2;
     hybrid.block_bytes = 512;
     hybrid.file_bytes = 4 << 10;
     hybrid.class = Some(DesignClass::Hybrid);
