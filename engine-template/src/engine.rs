@@ -1032,9 +1032,9 @@ impl Inner {
         // reached through their on-disk index blocks. An LSH run past M_FP costs an index block and a data
         // block per lookup that reaches it (no filter skips it); the cost model charges that
         // (`DistributionAware`'s cold LSH runs), and the search reserves M_FP for every key's index entry.
-        // every file's top index stays in memory, hot or cold: it comes out of M_FP first
-        let tops: u64 = v.files().map(|(_, f)| f.top_bytes()).sum();
-        let mut left = self.design.fence_bytes.saturating_sub(tops);
+        // (every file's top index, one fence per index block, about 1% of its fences, stays in memory hot or
+        // cold; like the cost model, residency does not weigh it)
+        let mut left = self.design.fence_bytes;
         for (i, level) in v.levels.iter().enumerate() {
             for run in &level.runs {
                 let need: u64 = run.files.iter().map(|f| f.meta.fence_bytes).sum();
@@ -1140,9 +1140,6 @@ impl Inner {
         }
     }
 
-    /// Bytes per output file: the design's, except that a run-granularity filter needs the whole run in one
-    /// file. Without filters (LSH designs) files stay bounded, and so does what writing one holds in memory
-    /// (its fences and hash-index entries until the file is finished).
     /// Threads one compaction's merge uses (`Design.threads`; 0 = one per core): a merge large enough is cut
     /// into that many key ranges merged side by side (subcompactions), beside the flush thread.
     fn compaction_threads(&self) -> usize {
@@ -1152,6 +1149,9 @@ impl Inner {
         }
     }
 
+    /// Bytes per output file: the design's, except that a run-granularity filter needs the whole run in one
+    /// file. Without filters (LSH designs) files stay bounded, and so does what writing one holds in memory
+    /// (its fences and hash-index entries until the file is finished).
     fn file_bytes(&self) -> u64 {
         let filtered = self.design.filter_bytes > 0 && !self.lsh;
         if filtered && self.design.filter_granularity == FilterGranularity::Run {

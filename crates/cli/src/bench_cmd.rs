@@ -163,6 +163,14 @@ struct RunSpec {
     show_progress: bool,
 }
 
+/// Fails on a phase in which the engine returned a wrong result (every read and scan is checked).
+fn wrong_results(r: &PhaseReport) -> Result<()> {
+    match &r.first_wrong {
+        Some(why) => bail!("{} wrong results; the first: {why}", r.wrong),
+        None => Ok(()),
+    }
+}
+
 fn run_bench(
     design: &Design,
     w: &CoreWorkload,
@@ -179,9 +187,11 @@ fn run_bench(
     } = spec;
     let engine = Arc::new(Engine::open_with(dir, design, Options::with_sync(sync))?);
     let store = CosineStore(engine.clone());
+    let ledger = cosine_ycsb::Ledger::default();
     let load = phase_with_progress(show_progress, "load", w.record_count, |p| {
-        run_phase(&store, w, threads, true, seed, p)
+        run_phase(&store, &ledger, w, threads, true, seed, p)
     });
+    wrong_results(&load)?;
     store.settle().map_err(|e| anyhow!(e))?;
     let before = store.io();
     let mut measured = w.clone();
@@ -202,8 +212,17 @@ fn run_bench(
             warm.update = (w.update + w.read_modify_write) / writes;
             warm.insert = w.insert / writes;
             warm.operation_count = warm_writes;
-            measured.inserted_before +=
-                run_phase(&store, &warm, threads, false, seed + 2 + 10 * i, None).inserted;
+            let r = run_phase(
+                &store,
+                &ledger,
+                &warm,
+                threads,
+                false,
+                seed + 2 + 10 * i,
+                None,
+            );
+            wrong_results(&r)?;
+            measured.inserted_before += r.inserted;
             // the warm-up writes as fast as it can, unlike the workload it stands for: let compaction catch
             // up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog of
             // level-1 runs that the run's own write rate would not have left
@@ -217,8 +236,17 @@ fn run_bench(
             "run".into()
         };
         let r = phase_with_progress(show_progress, &label, slice.operation_count, |p| {
-            run_phase(&store, &slice, threads, false, seed + 1 + 10 * i, p)
+            run_phase(
+                &store,
+                &ledger,
+                &slice,
+                threads,
+                false,
+                seed + 1 + 10 * i,
+                p,
+            )
         });
+        wrong_results(&r)?;
         measured.inserted_before += r.inserted;
         match &mut run {
             Some(all) => all.absorb(r),
@@ -321,8 +349,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         r.load.throughput, r.load.seconds
     );
     println!(
-        "run:  {:.0} ops/s ({:.2} s), {} errors",
-        r.run.throughput, r.run.seconds, r.run.errors
+        "run:  {:.0} ops/s ({:.2} s), {} errors, {} wrong results (every read and scan checked)",
+        r.run.throughput, r.run.seconds, r.run.errors, r.run.wrong
     );
     for (name, o) in &r.run.ops {
         let reads = o

@@ -123,9 +123,9 @@ type Inputs = Vec<(Vec<Arc<RunFile>>, usize)>;
 /// Key bounds `[lo, hi)` of one subcompaction; `None` is unbounded.
 type KeyRange = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-/// Splits a merge of `inputs` into at most `parts` key ranges of about equal input bytes, cut at file
-/// boundaries (a file's smallest key), so each range can be merged by its own thread. Fewer ranges when the
-/// inputs are too small for every range to fill an output file of `file_bytes`.
+/// Splits a merge of `inputs` into at most `parts` key ranges of about equal input bytes, cut where a file
+/// starts or one of its index blocks does ([`RunFile::cut_points`]), so each range can be merged by its own
+/// thread. Fewer ranges when the inputs are too small for every range to fill an output file of `file_bytes`.
 pub fn split_ranges(inputs: &Inputs, parts: usize, file_bytes: u64) -> Vec<KeyRange> {
     let total: u64 = inputs
         .iter()
@@ -141,7 +141,7 @@ pub fn split_ranges(inputs: &Inputs, parts: usize, file_bytes: u64) -> Vec<KeyRa
     let mut bounds: Vec<(&[u8], u64)> = inputs
         .iter()
         .flat_map(|(files, _)| files.iter())
-        .map(|f| (f.meta.min_key.as_slice(), f.meta.size))
+        .flat_map(|f| f.cut_points())
         .collect();
     bounds.sort();
     let mut cuts: Vec<Vec<u8>> = Vec::new();
@@ -204,28 +204,38 @@ fn merge_inputs(
     if ranges.len() == 1 {
         return merge_range(&ranges[0]);
     }
-    out.stats
-        .subcompactions
-        .fetch_add(ranges.len() as u64 - 1, Ordering::Relaxed);
     let results: Vec<Result<(Vec<Arc<RunFile>>, u64)>> = std::thread::scope(|scope| {
+        // a range whose thread the OS refuses is merged on this thread, after the first
         let handles: Vec<_> = ranges[1..]
             .iter()
-            .map(|r| scope.spawn(|| merge_range(r)))
+            .map(|r| {
+                std::thread::Builder::new()
+                    .name("cosine-subcompaction".into())
+                    .spawn_scoped(scope, || merge_range(r))
+                    .map_err(|_| r)
+            })
             .collect();
         let mut results = vec![merge_range(&ranges[0])];
-        results.extend(handles.into_iter().map(|h| {
+        results.extend(handles.into_iter().map(|h| match h {
             // a panic in a merge is a bug: carry it to the caller's thread as it is
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(r) => merge_range(r),
         }));
         results
     });
     let mut files = Vec::new();
     let mut bytes = 0;
+    let mut productive = 0;
     for r in results {
         let (f, b) = r?;
+        productive += u64::from(!f.is_empty());
         files.extend(f);
         bytes += b;
     }
+    // ranges beside the first that wrote something
+    out.stats
+        .subcompactions
+        .fetch_add(productive.saturating_sub(1), Ordering::Relaxed);
     Ok((files, bytes))
 }
 
@@ -539,6 +549,40 @@ mod tests {
                 .map(|(k, _, v)| (k, v))
                 .collect();
             assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn runs_of_one_file_each_split_evenly() {
+        // tiered runs smaller than a file: each input is one file spanning the whole key space
+        let dir = tempfile::tempdir().unwrap();
+        let next_id = AtomicU64::new(1);
+        let stats = Arc::new(IoStats::default());
+        let mut one = output(dir.path(), &next_id, &stats, 1);
+        one.file_bytes = u64::MAX;
+        let inputs: Inputs = (0..4)
+            .map(|r| (run(&one, 2_000, 4, r * 10_000, &format!("r{r}")), 1))
+            .collect();
+        assert!(inputs.iter().all(|(f, _)| f.len() == 1));
+        for parts in [2, 4] {
+            let ranges = split_ranges(&inputs, parts, 16 << 10);
+            assert_eq!(ranges.len(), parts);
+            // every range holds about 1/parts of the keys
+            let all = entries(&inputs[0].0);
+            for (lo, hi) in &ranges {
+                let n = all
+                    .iter()
+                    .filter(|(k, _, _)| {
+                        lo.as_ref().is_none_or(|l| k >= l) && hi.as_ref().is_none_or(|h| k < h)
+                    })
+                    .count();
+                let even = all.len() / parts;
+                assert!(
+                    n > even / 2 && n < even * 3 / 2,
+                    "{parts} parts: {n} of {}",
+                    all.len()
+                );
+            }
         }
     }
 

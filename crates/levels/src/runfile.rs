@@ -474,14 +474,14 @@ impl RunFile {
         let top = TopIndex(
             Fences::decode(&top_bytes).map_err(|e| corrupt(path, footer.top.0, e.to_string()))?,
         );
-        // a hash index is verified and kept here (LSH engines hold every one); its memory is what residency
-        // weighs against M_FP, and making the file cold drops it
-        let hash = if footer.hash.1 > 0 {
-            Some(Arc::new(load_hash(&file, path, footer.hash)?))
+        // a hash index is verified here and its memory measured (what residency weighs against M_FP), then
+        // dropped: it is loaded again only if the file is made hot, so opening a database or finishing a
+        // compaction never holds more hash indexes than M_FP pays for
+        let hash_bytes = if footer.hash.1 > 0 {
+            Some(load_hash(&file, path, footer.hash)?.memory_bytes() as u64)
         } else {
             None
         };
-        let hash_bytes = hash.as_ref().map(|h| h.memory_bytes() as u64);
         Ok(RunFile {
             id,
             path: path.to_path_buf(),
@@ -506,14 +506,27 @@ impl RunFile {
             resident: RwLock::new(Residency {
                 fences: None,
                 filter: None,
-                hash,
+                hash: None,
             }),
         })
     }
 
-    /// Heap bytes of the top index, which stays in memory whether the file is hot or cold.
-    pub fn top_bytes(&self) -> u64 {
-        self.top.memory_bytes() as u64
+    /// Keys at which a merge may cut this file, each with about the bytes of the file from it to the next:
+    /// its smallest key, then the first fence of every further index block (one per index block of data
+    /// blocks, so a 64 MiB file of 4 KiB blocks offers over a hundred).
+    pub fn cut_points(&self) -> Vec<(&[u8], u64)> {
+        let n = self.top.0.len().max(1) as u64;
+        let share = self.meta.size / n;
+        let mut points = vec![(self.meta.min_key.as_slice(), share + self.meta.size % n)];
+        for i in 1..self.top.0.len() {
+            let k = self.top.0.lower_bound(i);
+            if k > self.meta.min_key.as_slice() && k <= self.meta.max_key.as_slice() {
+                points.push((k, share));
+            } else if let Some(first) = points.first_mut() {
+                first.1 += share;
+            }
+        }
+        points
     }
 
     /// Whether the file has a hash index (written by an LSH design).

@@ -38,6 +38,30 @@ pub fn proc_io() -> Option<IoCounters> {
     })
 }
 
+/// Waits until this process has written less than 64 KiB to storage in each of two consecutive half-second
+/// windows (at most 600 s): how the harness settles an engine that has no API reporting pending work.
+pub fn quiet_wait() -> Result<(), String> {
+    let written = || proc_io().map_or(0, |c| c.background);
+    let mut last = written();
+    let mut quiet = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    while quiet < 2 {
+        if std::time::Instant::now() > deadline {
+            return Err("still writing after 600 s".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let now = written();
+        // /proc/self/io counts 4 KiB units here
+        if now.saturating_sub(last) < 16 {
+            quiet += 1;
+        } else {
+            quiet = 0;
+        }
+        last = now;
+    }
+    Ok(())
+}
+
 #[cfg(feature = "peers")]
 /// Stripes that make the peers' read-modify-write atomic (none of them has one built in).
 pub(crate) struct Stripes(Vec<std::sync::Mutex<()>>);
@@ -57,7 +81,12 @@ impl Stripes {
 }
 
 #[cfg(not(feature = "peers"))]
-pub fn open(engine: &str, _memory: u64, _dir: &std::path::Path) -> Result<Box<dyn Store>> {
+pub fn open(
+    engine: &str,
+    _memory: u64,
+    _dir: &std::path::Path,
+    _durable: bool,
+) -> Result<Box<dyn Store>> {
     anyhow::bail!("engine '{engine}' needs the `peers` feature")
 }
 
@@ -68,9 +97,10 @@ pub fn open_rocksdb_tuned(
     entries: u64,
     memory: u64,
     dir: &std::path::Path,
+    durable: bool,
 ) -> Result<Box<dyn Store>> {
     Ok(Box::new(peers::Rocks::open_tuned(
-        design, entries, memory, dir,
+        design, entries, memory, dir, durable,
     )?))
 }
 
@@ -81,93 +111,126 @@ pub fn open_rocksdb_tuned(
     _entries: u64,
     _memory: u64,
     _dir: &std::path::Path,
+    _durable: bool,
 ) -> Result<Box<dyn Store>> {
     anyhow::bail!("engine 'rocksdb-cosine' needs the `peers` feature")
 }
 
+/// Opens a peer engine with `memory` bytes for its caches and buffers; `durable`: every write fsynced before
+/// it is acknowledged, else every write handed to the OS without fsync (where the engine can; see each
+/// adapter).
 #[cfg(feature = "peers")]
-pub fn open(engine: &str, memory: u64, dir: &std::path::Path) -> Result<Box<dyn Store>> {
+pub fn open(
+    engine: &str,
+    memory: u64,
+    dir: &std::path::Path,
+    durable: bool,
+) -> Result<Box<dyn Store>> {
     Ok(match engine {
-        "rocksdb" => Box::new(peers::Rocks::open(memory, dir)?),
-        "fjall" => Box::new(peers::Fjall::open(memory, dir)?),
-        "redb" => Box::new(peers::Redb::open(memory, dir)?),
-        "sled" => Box::new(peers::Sled::open(memory, dir)?),
+        "rocksdb" => Box::new(peers::Rocks::open(memory, dir, durable)?),
+        "fjall" => Box::new(peers::Fjall::open(memory, dir, durable)?),
+        "redb" => Box::new(peers::Redb::open(memory, dir, durable)?),
+        "sled" => Box::new(peers::Sled::open(memory, dir, durable)?),
         #[cfg(feature = "wiredtiger")]
-        "wiredtiger" => Box::new(wt::WiredTiger::open(memory, dir, false)?),
+        "wiredtiger" => Box::new(wt::WiredTiger::open(memory, dir, false, durable)?),
         #[cfg(feature = "wiredtiger")]
-        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, true)?),
+        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, true, durable)?),
         other => anyhow::bail!("unknown engine '{other}'"),
     })
 }
 
 #[cfg(feature = "peers")]
 mod peers {
-    use super::{proc_io, Stripes};
+    use super::{proc_io, quiet_wait, Stripes};
     use anyhow::Result;
     use cosine_ycsb::{IoCounters, Store};
+
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+    type Modify<'a> = &'a mut dyn FnMut(Option<&[u8]>) -> Vec<u8>;
 
     fn e<E: std::fmt::Display>(x: E) -> String {
         x.to_string()
     }
 
-    fn merge(old: Option<Vec<u8>>, patch: &[u8]) -> Vec<u8> {
-        let mut v = old.unwrap_or_else(|| patch.to_vec());
-        let n = patch.len().min(v.len());
-        v[..n].copy_from_slice(&patch[..n]);
-        v
-    }
-
-    /// RocksDB 7.8.3 (Debian) with defaults, as Cosine Section 7 runs it, and the memory budget split between
-    /// the memtable (a quarter) and the block cache; WAL on, no fsync per write; 10 bits/key Bloom filters.
+    /// RocksDB 7.8.3 (Debian), split as its tuning guide suggests for a memory budget M: memtables capped at
+    /// M/4 in all (`db_write_buffer_size`; two of M/8), a block cache of 3M/4 that also holds the index and
+    /// filter blocks (`cache_index_and_filter_blocks`, level-0's pinned), 10 bits/key Bloom filters, no
+    /// compression. Every write goes to the WAL and so to the OS; `durable` fsyncs it (`WriteOptions::sync`,
+    /// which RocksDB group-commits).
     pub struct Rocks {
         db: rocksdb::DB,
         stripes: Stripes,
+        write: rocksdb::WriteOptions,
+    }
+
+    fn rocks_options(
+        memtable: u64,
+        cache: u64,
+        bits: f64,
+        block: usize,
+    ) -> Result<rocksdb::Options> {
+        let mut opts = rocksdb::Options::default();
+        opts.create_if_missing(true);
+        opts.set_compression_type(rocksdb::DBCompressionType::None);
+        opts.set_bottommost_compression_type(rocksdb::DBCompressionType::None);
+        opts.set_write_buffer_size(memtable as usize);
+        opts.set_max_write_buffer_number(2);
+        opts.set_db_write_buffer_size(2 * memtable as usize);
+        let mut table = rocksdb::BlockBasedOptions::default();
+        table.set_block_size(block);
+        table.set_block_cache(&rocksdb::Cache::new_lru_cache(cache as usize)?);
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        if bits > 0.0 {
+            table.set_bloom_filter(bits, false);
+        }
+        opts.set_block_based_table_factory(&table);
+        Ok(opts)
     }
 
     impl Rocks {
-        /// RocksDB with Cosine's leveled design: the memtable is M_B, the level multiplier T (level 1 = T·M_B),
-        /// Bloom filters get M_BF over the records, and the block cache what the budget has left after the
-        /// memtable, filters and fences.
+        /// RocksDB with Cosine's leveled design: memtables of M_B/2 (two share M_B, as in our engine), the
+        /// level multiplier T (level 1 = T·M_B/2), Bloom filters with M_BF's bits per key, and a block cache
+        /// of what the budget has left after the memtables (index and filter blocks live in it).
         pub fn open_tuned(
             d: &cosine_design::Design,
             entries: u64,
             memory: u64,
             dir: &std::path::Path,
+            durable: bool,
         ) -> Result<Self> {
-            let mut opts = rocksdb::Options::default();
-            opts.create_if_missing(true);
-            opts.set_write_buffer_size(d.buffer_bytes as usize);
-            opts.set_max_bytes_for_level_multiplier(d.size_ratio as f64);
-            opts.set_max_bytes_for_level_base(d.size_ratio * d.buffer_bytes);
-            let mut table = rocksdb::BlockBasedOptions::default();
-            table.set_block_size(d.block_bytes as usize);
-            let cache = memory
-                .saturating_sub(d.buffer_bytes + d.filter_bytes + d.fence_bytes)
-                .max(1 << 20);
-            table.set_block_cache(&rocksdb::Cache::new_lru_cache(cache as usize)?);
+            let memtable = d.flush_bytes().max(1 << 20);
+            let cache = memory.saturating_sub(2 * memtable).max(1 << 20);
             let bits = d.filter_bytes as f64 * 8.0 / entries.max(1) as f64;
-            if bits > 0.0 {
-                table.set_bloom_filter(bits, false);
-            }
-            opts.set_block_based_table_factory(&table);
+            let mut opts = rocks_options(memtable, cache, bits, d.block_bytes as usize)?;
+            opts.set_max_bytes_for_level_multiplier(d.size_ratio as f64);
+            opts.set_max_bytes_for_level_base(d.size_ratio * memtable);
+            Self::with(opts, dir, durable)
+        }
+
+        pub fn open(memory: u64, dir: &std::path::Path, durable: bool) -> Result<Self> {
+            let opts = rocks_options(memory / 8, memory * 3 / 4, 10.0, 4096)?;
+            Self::with(opts, dir, durable)
+        }
+
+        fn with(opts: rocksdb::Options, dir: &std::path::Path, durable: bool) -> Result<Self> {
+            let mut write = rocksdb::WriteOptions::default();
+            write.set_sync(durable);
             Ok(Rocks {
                 db: rocksdb::DB::open(&opts, dir)?,
                 stripes: Stripes::new(),
+                write,
             })
         }
 
-        pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
-            let mut opts = rocksdb::Options::default();
-            opts.create_if_missing(true);
-            opts.set_write_buffer_size((memory / 4) as usize);
-            let mut table = rocksdb::BlockBasedOptions::default();
-            table.set_block_cache(&rocksdb::Cache::new_lru_cache((memory * 3 / 4) as usize)?);
-            table.set_bloom_filter(10.0, false);
-            opts.set_block_based_table_factory(&table);
-            Ok(Rocks {
-                db: rocksdb::DB::open(&opts, dir)?,
-                stripes: Stripes::new(),
-            })
+        fn pending(&self) -> Result<u64, String> {
+            let p = |name: &str| -> Result<u64, String> {
+                Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
+            };
+            Ok(p("rocksdb.compaction-pending")?
+                + p("rocksdb.num-running-compactions")?
+                + p("rocksdb.num-running-flushes")?
+                + p("rocksdb.mem-table-flush-pending")?)
         }
     }
 
@@ -176,55 +239,88 @@ mod peers {
             "rocksdb".into()
         }
         fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
-            self.db.put(k, v).map_err(e)
+            self.db.put_opt(k, v, &self.write).map_err(e)
         }
         fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
             self.db.get(k).map_err(e)
         }
         fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
-            self.db.put(k, v).map_err(e)
+            self.insert(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<usize, String> {
+        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
             let it = self.db.iterator(rocksdb::IteratorMode::From(
                 start,
                 rocksdb::Direction::Forward,
             ));
-            let mut c = 0;
+            let mut out = Vec::with_capacity(n.min(1024));
             for item in it.take(n) {
-                item.map_err(e)?;
-                c += 1;
+                let (k, v) = item.map_err(e)?;
+                out.push((k.to_vec(), v.to_vec()));
             }
-            Ok(c)
+            Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
             let _g = self.stripes.lock(k);
             let old = self.db.get(k).map_err(e)?;
-            self.db.put(k, merge(old, v)).map_err(e)
+            self.insert(k, &f(old.as_deref()))
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()
         }
+        /// Flushes the memtable, then waits until RocksDB reports no pending or running flush or compaction.
         fn settle(&self) -> Result<(), String> {
-            self.db.flush().map_err(e)
+            self.db.flush().map_err(e)?;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+            while self.pending()? > 0 {
+                if std::time::Instant::now() > deadline {
+                    return Err("rocksdb: compactions still pending after 600 s".into());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Ok(())
         }
     }
 
-    /// fjall 3 with its defaults and its block cache set to the memory budget; journal buffered.
+    /// fjall 3: a block cache of 3M/4, memtables of M/8 (the active one and those awaiting their flush),
+    /// no compression; each write flushed to the OS from its journal buffer (fjall's default); `durable`
+    /// persists the journal with fdatasync after every write.
     pub struct Fjall {
         db: fjall::Database,
         ks: fjall::Keyspace,
         stripes: Stripes,
+        durable: bool,
     }
 
     impl Fjall {
-        pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
-            let db = fjall::Database::builder(dir).cache_size(memory).open()?;
-            let ks = db.keyspace("ycsb", fjall::KeyspaceCreateOptions::default)?;
+        pub fn open(memory: u64, dir: &std::path::Path, durable: bool) -> Result<Self> {
+            use fjall::config::CompressionPolicy;
+            let db = fjall::Database::builder(dir)
+                .cache_size(memory * 3 / 4)
+                .open()?;
+            let ks = db.keyspace("ycsb", || {
+                fjall::KeyspaceCreateOptions::default()
+                    .max_memtable_size(memory / 8)
+                    .data_block_compression_policy(CompressionPolicy::all(
+                        fjall::CompressionType::None,
+                    ))
+                    .index_block_compression_policy(CompressionPolicy::all(
+                        fjall::CompressionType::None,
+                    ))
+            })?;
             Ok(Fjall {
                 db,
                 ks,
                 stripes: Stripes::new(),
+                durable,
             })
+        }
+
+        fn put(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+            self.ks.insert(k, v).map_err(e)?;
+            if self.durable {
+                self.db.persist(fjall::PersistMode::SyncData).map_err(e)?;
+            }
+            Ok(())
         }
     }
 
@@ -233,52 +329,80 @@ mod peers {
             "fjall".into()
         }
         fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
-            self.ks.insert(k, v).map_err(e)
+            self.put(k, v)
         }
         fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
             self.ks.get(k).map(|o| o.map(|v| v.to_vec())).map_err(e)
         }
         fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
-            self.ks.insert(k, v).map_err(e)
+            self.put(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<usize, String> {
-            let mut c = 0;
+        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
+            let mut out = Vec::with_capacity(n.min(1024));
             for g in self.ks.range(start.to_vec()..).take(n) {
-                g.into_inner().map_err(e)?;
-                c += 1;
+                let (k, v) = g.into_inner().map_err(e)?;
+                out.push((k.to_vec(), v.to_vec()));
             }
-            Ok(c)
+            Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
             let _g = self.stripes.lock(k);
-            let old = self.ks.get(k).map_err(e)?.map(|x| x.to_vec());
-            self.ks.insert(k, merge(old, v)).map_err(e)
+            let old = self.ks.get(k).map_err(e)?;
+            self.put(k, &f(old.as_deref()))
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()
         }
+        /// Flushes the memtable and waits for it, then until fjall reports no outstanding flush and no
+        /// running compaction, twice in a row a quarter of a second apart (a finished compaction may
+        /// schedule the next).
         fn settle(&self) -> Result<(), String> {
-            self.db.persist(fjall::PersistMode::Buffer).map_err(e)
+            self.db.persist(fjall::PersistMode::SyncAll).map_err(e)?;
+            self.ks.rotate_memtable_and_wait().map_err(e)?;
+            let mut quiet = 0;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+            while quiet < 2 {
+                if std::time::Instant::now() > deadline {
+                    return Err("fjall: compactions still running after 600 s".into());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(250));
+                if self.db.outstanding_flushes() == 0 && self.db.active_compactions() == 0 {
+                    quiet += 1;
+                } else {
+                    quiet = 0;
+                }
+            }
+            Ok(())
         }
     }
 
     const TABLE: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("ycsb");
 
-    /// redb 4 (a copy-on-write B-tree) with its page cache set to the memory budget; commits with
-    /// `Durability::None` so that it, like the others, does not fsync every write.
+    /// redb 4 (a copy-on-write B-tree) with its page cache set to the memory budget. redb has no mode that
+    /// hands a commit to the OS without fsyncing it: commits use `Durability::None` (held in redb's memory
+    /// until a durable commit; a process kill may lose them: a weaker promise than the others', stated in
+    /// the table), and `durable` commits with `Durability::Immediate` (fsync per commit). No compression.
     pub struct Redb {
         db: redb::Database,
+        durability: redb::Durability,
     }
 
     impl Redb {
-        pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
+        pub fn open(memory: u64, dir: &std::path::Path, durable: bool) -> Result<Self> {
             let db = redb::Database::builder()
                 .set_cache_size(memory as usize)
                 .create(dir.join("db.redb"))?;
             let tx = db.begin_write()?;
             tx.open_table(TABLE)?;
             tx.commit()?;
-            Ok(Redb { db })
+            Ok(Redb {
+                db,
+                durability: if durable {
+                    redb::Durability::Immediate
+                } else {
+                    redb::Durability::None
+                },
+            })
         }
 
         fn write(
@@ -286,7 +410,7 @@ mod peers {
             f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> Result<(), String>,
         ) -> Result<(), String> {
             let mut tx = self.db.begin_write().map_err(e)?;
-            tx.set_durability(redb::Durability::None).map_err(e)?;
+            tx.set_durability(self.durability).map_err(e)?;
             {
                 let mut t = tx.open_table(TABLE).map_err(e)?;
                 f(&mut t)?;
@@ -311,28 +435,31 @@ mod peers {
         fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
             self.insert(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<usize, String> {
+        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
             use redb::ReadableDatabase;
             let tx = self.db.begin_read().map_err(e)?;
             let t = tx.open_table(TABLE).map_err(e)?;
-            let mut c = 0;
+            let mut out = Vec::with_capacity(n.min(1024));
             for item in t.range(start..).map_err(e)?.take(n) {
-                item.map_err(e)?;
-                c += 1;
+                let (k, v) = item.map_err(e)?;
+                out.push((k.value().to_vec(), v.value().to_vec()));
             }
-            Ok(c)
+            Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
             // a write transaction is exclusive: read and write inside it
             use redb::ReadableTable;
             self.write(|t| {
                 let old = t.get(k).map_err(e)?.map(|x| x.value().to_vec());
-                t.insert(k, merge(old, v).as_slice()).map(|_| ()).map_err(e)
+                t.insert(k, f(old.as_deref()).as_slice())
+                    .map(|_| ())
+                    .map_err(e)
             })
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()
         }
+        /// A durable commit: redb has no background work to wait for.
         fn settle(&self) -> Result<(), String> {
             let mut tx = self.db.begin_write().map_err(e)?;
             tx.set_durability(redb::Durability::Immediate).map_err(e)?;
@@ -340,21 +467,34 @@ mod peers {
         }
     }
 
-    /// sled 0.34 with its cache set to the memory budget and its default background flush.
+    /// sled 0.34 with its cache set to the memory budget. sled buffers writes in its own log buffers and
+    /// writes them out every 500 ms (its default `flush_every_ms`), so a process kill may lose the last
+    /// half second (a weaker promise than the others', stated in the table); `durable` flushes (fsync) after
+    /// every write. sled does not compress by default.
     pub struct Sled {
         db: sled::Db,
         stripes: Stripes,
+        durable: bool,
     }
 
     impl Sled {
-        pub fn open(memory: u64, dir: &std::path::Path) -> Result<Self> {
+        pub fn open(memory: u64, dir: &std::path::Path, durable: bool) -> Result<Self> {
             Ok(Sled {
                 db: sled::Config::new()
                     .path(dir)
                     .cache_capacity(memory)
                     .open()?,
                 stripes: Stripes::new(),
+                durable,
             })
+        }
+
+        fn put(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+            self.db.insert(k, v).map_err(e)?;
+            if self.durable {
+                self.db.flush().map_err(e)?;
+            }
+            Ok(())
         }
     }
 
@@ -363,32 +503,35 @@ mod peers {
             "sled".into()
         }
         fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
-            self.db.insert(k, v).map(|_| ()).map_err(e)
+            self.put(k, v)
         }
         fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
             self.db.get(k).map(|o| o.map(|v| v.to_vec())).map_err(e)
         }
         fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
-            self.insert(k, v)
+            self.put(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<usize, String> {
-            let mut c = 0;
+        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
+            let mut out = Vec::with_capacity(n.min(1024));
             for item in self.db.range(start..).take(n) {
-                item.map_err(e)?;
-                c += 1;
+                let (k, v) = item.map_err(e)?;
+                out.push((k.to_vec(), v.to_vec()));
             }
-            Ok(c)
+            Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
             let _g = self.stripes.lock(k);
-            let old = self.db.get(k).map_err(e)?.map(|x| x.to_vec());
-            self.db.insert(k, merge(old, v)).map(|_| ()).map_err(e)
+            let old = self.db.get(k).map_err(e)?;
+            self.put(k, &f(old.as_deref()))
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()
         }
+        /// Flushes, then waits until the process has written nothing for a second (sled has no API that
+        /// reports pending background work).
         fn settle(&self) -> Result<(), String> {
-            self.db.flush().map(|_| ()).map_err(e)
+            self.db.flush().map(|_| ()).map_err(e)?;
+            quiet_wait()
         }
     }
 }
@@ -516,9 +659,20 @@ pub mod wt {
     }
 
     impl WiredTiger {
-        pub fn open(memory: u64, dir: &std::path::Path, lsm: bool) -> anyhow::Result<Self> {
+        pub fn open(
+            memory: u64,
+            dir: &std::path::Path,
+            lsm: bool,
+            durable: bool,
+        ) -> anyhow::Result<Self> {
             let home = CString::new(dir.to_string_lossy().as_bytes())?;
-            let config = CString::new(format!("create,cache_size={}MB", (memory >> 20).max(1)))?;
+            // the write-ahead log on, each commit written to the OS (`method=none`) or fsynced; no
+            // compression (WiredTiger's default block_compressor is none)
+            let config = CString::new(format!(
+                "create,cache_size={}MB,log=(enabled=true),transaction_sync=(enabled=true,method={})",
+                (memory >> 20).max(1),
+                if durable { "fsync" } else { "none" }
+            ))?;
             let mut conn = null_mut();
             check(
                 unsafe { wiredtiger_open(home.as_ptr(), null_mut(), config.as_ptr(), &mut conn) },
@@ -615,6 +769,20 @@ pub mod wt {
             })
         }
 
+        fn key_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
+            unsafe {
+                let mut out = Item {
+                    data: std::ptr::null(),
+                    size: 0,
+                    mem: null_mut(),
+                    memsize: 0,
+                    flags: 0,
+                };
+                check(((*c).get_key)(c, &mut out as *mut Item), "get_key")?;
+                Ok(std::slice::from_raw_parts(out.data as *const u8, out.size).to_vec())
+            }
+        }
+
         fn value_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
             unsafe {
                 let mut out = Item {
@@ -667,42 +835,45 @@ pub mod wt {
         fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
             self.put(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<usize, String> {
+        fn scan(&self, start: &[u8], n: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
             self.with(|c| unsafe {
                 let key = Self::item(start);
                 ((*c).set_key)(c, &key as *const Item);
                 let mut exact: c_int = 0;
+                let mut out = Vec::with_capacity(n.min(1024));
                 match ((*c).search_near)(c, &mut exact) {
                     0 => {}
-                    WT_NOTFOUND => return Ok(0),
+                    WT_NOTFOUND => return Ok(out),
                     rc => return Err(format!("wiredtiger search_near failed with {rc}")),
                 }
                 if exact < 0 && ((*c).next)(c) != 0 {
-                    return Ok(0);
+                    return Ok(out);
                 }
-                let mut count = 0;
                 loop {
-                    Self::value_of(c)?;
-                    count += 1;
-                    if count >= n || ((*c).next)(c) != 0 {
-                        return Ok(count);
+                    out.push((Self::key_of(c)?, Self::value_of(c)?));
+                    if out.len() >= n || ((*c).next)(c) != 0 {
+                        return Ok(out);
                     }
                 }
             })
         }
-        fn read_modify_write(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
-            // WiredTiger's own snapshot isolation would need transactions; the harness serialises rmws per key
+        fn read_modify_write(
+            &self,
+            k: &[u8],
+            f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
+        ) -> Result<(), String> {
+            // WiredTiger's own snapshot isolation would need transactions; the adapter serialises rmws per key
             let _g = self.stripes.lock(k);
-            let mut value = self.read(k)?.unwrap_or_else(|| v.to_vec());
-            let n = v.len().min(value.len());
-            value[..n].copy_from_slice(&v[..n]);
-            self.put(k, &value)
+            let old = self.read(k)?;
+            self.put(k, &f(old.as_deref()))
         }
         fn io(&self) -> Option<IoCounters> {
             super::proc_io()
         }
+        /// Waits until the process has written nothing for a second (LSM merges and eviction run in
+        /// WiredTiger's own threads; our thin FFI has no call that reports them).
         fn settle(&self) -> Result<(), String> {
-            Ok(())
+            super::quiet_wait()
         }
     }
 }
@@ -722,9 +893,9 @@ mod tests {
             let s = if engine == "rocksdb-cosine" {
                 let mut d = cosine_design::Design::rocksdb_like(1 << 20, 1 << 10, 1 << 16);
                 d.size_ratio = 4;
-                open_rocksdb_tuned(&d, 200, 8 << 20, &dir).unwrap()
+                open_rocksdb_tuned(&d, 200, 8 << 20, &dir, false).unwrap()
             } else {
-                open(engine, 8 << 20, &dir).unwrap()
+                open(engine, 8 << 20, &dir, false).unwrap()
             };
             for i in 0..200u32 {
                 s.insert(
@@ -739,8 +910,20 @@ mod tests {
                 "{engine}"
             );
             assert_eq!(s.read(b"nope").unwrap(), None, "{engine}");
-            assert_eq!(s.scan(b"k0190", 50).unwrap(), 10, "{engine}");
-            s.read_modify_write(b"k0001", b"VAL").unwrap();
+            let tail = s.scan(b"k0190", 50).unwrap();
+            assert_eq!(tail.len(), 10, "{engine}");
+            assert_eq!(
+                tail[0],
+                (b"k0190".to_vec(), b"value-190".to_vec()),
+                "{engine}"
+            );
+            assert!(tail.windows(2).all(|w| w[0].0 < w[1].0), "{engine}");
+            s.read_modify_write(b"k0001", &mut |old| {
+                let mut v = old.unwrap_or_default().to_vec();
+                v[..3].copy_from_slice(b"VAL");
+                v
+            })
+            .unwrap();
             assert_eq!(
                 s.read(b"k0001").unwrap().as_deref(),
                 Some(&b"VALue-1"[..]),

@@ -6,12 +6,14 @@
 //! Without the `peers` feature only the Cosine engine is available.
 
 mod adapters;
+mod cgroup;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use cosine_cost_model::cpu::PhiLibrary;
 use cosine_engine::{Engine, Options, SyncMode};
-use cosine_ycsb::{run_phase, CalibrationStage, CoreWorkload, CosineStore, Store};
+use cosine_ycsb::{run_phase, CalibrationStage, CoreWorkload, CosineStore, Ledger, Store};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Arguments.
@@ -57,6 +59,28 @@ struct Args {
     /// The φ library the calibrated peers are added to (default: the learned library shipped in the crate).
     #[arg(long)]
     phi_base: Option<String>,
+    /// Runs of every (workload, engine) cell; the engine order is rotated from round to round, and the
+    /// table shows the median and the spread.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Runs every cell in a memory cgroup capped at this many bytes (page cache included), so that with the
+    /// data at least 4× the cap, reads reach the device. Needs a writable cgroup file system (v1 or v2).
+    #[arg(long)]
+    memory_cap: Option<u64>,
+    /// Every engine fsyncs every write (or group of concurrent writes) before acknowledging it. Default:
+    /// every write handed to the OS, no fsync.
+    #[arg(long)]
+    durable: bool,
+    /// Seconds a cell (load, settle and run of one engine on one workload) may take before it is stopped
+    /// and reported as timed out.
+    #[arg(long, default_value_t = 1800)]
+    cell_timeout: u64,
+    /// (internal) Run one cell, ENGINE:WORKLOAD:ROUND, in this process and print its JSON row.
+    #[arg(long, hide = true)]
+    cell: Option<String>,
+    /// (internal) The cgroup directory the cell's process joins first.
+    #[arg(long, hide = true)]
+    cgroup: Option<String>,
 }
 
 /// Algorithm 1 on the peers: their φ entries, added to a φ library.
@@ -88,7 +112,7 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
                     // buffer (RocksDB's is a quarter of the budget; WiredTiger's cache is all of it)
                     CalibrationStage::Time { write_room } => a.memory.max(4 * write_room),
                 };
-                open(e, w, memory, &dir).map_err(|x| x.to_string())
+                open(e, w, memory, &dir, a.durable).map_err(|x| x.to_string())
             },
             |op, phi| {
                 let _ = std::fs::remove_dir_all(dir_of(op));
@@ -118,6 +142,7 @@ fn open(
     w: &CoreWorkload,
     memory: u64,
     dir: &std::path::Path,
+    durable: bool,
 ) -> Result<Box<dyn Store>> {
     Ok(match engine {
         "cosine" => {
@@ -127,11 +152,16 @@ fn open(
                 machine_cores(),
                 &PhiLibrary::default(),
             )
-            .ok_or_else(|| anyhow::anyhow!("no design for {memory} bytes"))?;
+            .ok_or_else(|| anyhow!("no design for {memory} bytes"))?;
+            let sync = if durable {
+                SyncMode::Batch
+            } else {
+                SyncMode::Never
+            };
             Box::new(CosineStore(Arc::new(Engine::open_with(
                 dir,
                 &design,
-                Options::with_sync(SyncMode::Never),
+                Options::with_sync(sync),
             )?)))
         }
         "rocksdb-cosine" => {
@@ -141,19 +171,194 @@ fn open(
                 machine_cores(),
                 &PhiLibrary::default(),
             )
-            .ok_or_else(|| anyhow::anyhow!("no leveled LSM design for {memory} bytes"))?;
+            .ok_or_else(|| anyhow!("no leveled LSM design for {memory} bytes"))?;
             eprintln!(
                 "rocksdb-cosine: T={} M_B={} M_BF={} M_FP={}",
                 design.size_ratio, design.buffer_bytes, design.filter_bytes, design.fence_bytes
             );
-            adapters::open_rocksdb_tuned(&design, w.record_count, memory, dir)?
+            adapters::open_rocksdb_tuned(&design, w.record_count, memory, dir, durable)?
         }
-        other => adapters::open(other, memory, dir)?,
+        other => adapters::open(other, memory, dir, durable)?,
     })
 }
 
-fn main() -> Result<()> {
+fn workload(a: &Args, name: &str) -> Result<CoreWorkload> {
+    let mut w = CoreWorkload::named(name).ok_or_else(|| anyhow!("unknown workload {name}"))?;
+    w.record_count = a.records;
+    w.operation_count = a.ops;
+    Ok(w)
+}
+
+/// One cell in this process: load, settle, run; every result verified. Prints one JSON row.
+fn run_cell(a: &Args, cell: &str) -> Result<()> {
+    if let Some(cg) = &a.cgroup {
+        cgroup::join(std::path::Path::new(cg))?;
+    }
+    let mut parts = cell.splitn(3, ':');
+    let (Some(e), Some(wname), Some(round)) = (parts.next(), parts.next(), parts.next()) else {
+        bail!("--cell wants ENGINE:WORKLOAD:ROUND");
+    };
+    let round: u64 = round.parse().context("--cell round")?;
+    let w = workload(a, wname)?;
+    let dir = std::path::Path::new(&a.dir).join(format!("{e}-{}-{round}", w.name));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let store = open(e, &w, a.memory, &dir, a.durable)?;
+    let ledger = Ledger::default();
+    let seed = 1 + 10 * round;
+    let load = run_phase(store.as_ref(), &ledger, &w, a.threads, true, seed, None);
+    let settle_started = std::time::Instant::now();
+    store.settle().map_err(|x| anyhow!("{e}: settle: {x}"))?;
+    let settle_seconds = settle_started.elapsed().as_secs_f64();
+    let run = run_phase(
+        store.as_ref(),
+        &ledger,
+        &w,
+        a.threads,
+        false,
+        seed + 1,
+        None,
+    );
+    let p99 = run.ops.iter().map(|o| o.1.p99_us).fold(0.0, f64::max);
+    drop(store);
+    let disk: u64 = dir_bytes(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let row = json!({
+        "workload": w.name, "engine": e, "round": round,
+        "load": load.throughput, "run": run.throughput, "p99_us": p99,
+        "errors": load.errors + run.errors, "wrong": load.wrong + run.wrong,
+        "first_wrong": load.first_wrong.or(run.first_wrong),
+        "read_ios_per_op": run.read_ios_per_op, "settle_seconds": settle_seconds,
+        "peak_resident_bytes": cosine_ycsb::peak_resident_bytes(), "disk_bytes": disk,
+    });
+    println!("{row}");
+    Ok(())
+}
+
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Runs one cell in a child process (inside the cgroup when there is one) and returns its row; a child that
+/// dies is a row that says how.
+fn spawn_cell(
+    a: &Args,
+    cg: Option<&cgroup::Cgroup>,
+    e: &str,
+    w: &str,
+    round: usize,
+) -> Result<Value> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args([
+        "--cell",
+        &format!("{e}:{w}:{round}"),
+        "--records",
+        &a.records.to_string(),
+        "--ops",
+        &a.ops.to_string(),
+        "--threads",
+        &a.threads.to_string(),
+        "--memory",
+        &a.memory.to_string(),
+        "--dir",
+        &a.dir,
+    ]);
+    if a.durable {
+        cmd.arg("--durable");
+    }
+    if let Some(cg) = cg {
+        cg.reset_peak()?;
+        cmd.args(["--cgroup", &cg.path().to_string_lossy()]);
+    }
+    let oom_before = cg.map_or(0, |c| c.oom_kills());
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .context("cannot start a cell's process")?;
+    // the row is one short line, printed at the end: the pipe never fills before the child exits
+    let started = std::time::Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed().as_secs() >= a.cell_timeout {
+            let _ = child.kill();
+            timed_out = true;
+            break child.wait()?;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let mut stdout = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        use std::io::Read;
+        let _ = out.read_to_string(&mut stdout);
+    }
+    let cgroup_peak = cg.and_then(|c| c.peak());
+    let mut row = match stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        Some(row) if status.success() => row,
+        _ => {
+            use std::os::unix::process::ExitStatusExt;
+            let oom = cg.is_some_and(|c| c.oom_kills() > oom_before);
+            let how = match (status.signal(), oom) {
+                (_, true) => "killed by the OOM killer".to_string(),
+                _ if timed_out => format!("stopped after the {} s cell timeout", a.cell_timeout),
+                (Some(sig), _) => format!("killed by signal {sig}"),
+                (None, _) => format!("failed ({status})"),
+            };
+            let _ = std::fs::remove_dir_all(
+                std::path::Path::new(&a.dir).join(format!("{e}-{w}-{round}")),
+            );
+            json!({"workload": w, "engine": e, "round": round, "failed": how})
+        }
+    };
+    if let (Some(peak), Some(obj)) = (cgroup_peak, row.as_object_mut()) {
+        obj.insert("cgroup_peak_bytes".into(), json!(peak));
+    }
+    Ok(row)
+}
+
+fn median_and_spread(mut xs: Vec<f64>) -> Option<(f64, f64, f64)> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let m = if xs.len() % 2 == 1 {
+        xs[xs.len() / 2]
+    } else {
+        (xs[xs.len() / 2 - 1] + xs[xs.len() / 2]) / 2.0
+    };
+    Some((m, xs[0], xs[xs.len() - 1]))
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("cosine-peers: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn real_main() -> Result<()> {
     let a = Args::parse();
+    if let Some(cell) = &a.cell {
+        return run_cell(&a, cell);
+    }
     let engines: Vec<String> = a
         .engines
         .split(',')
@@ -177,73 +382,127 @@ fn main() -> Result<()> {
     if let Some(out) = &a.calibrate_phi {
         return calibrate_peers(&a, &engines, out);
     }
-    let mut rows = Vec::new();
-    for wname in a
+    if a.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
+    let workloads: Vec<CoreWorkload> = a
         .workloads
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-    {
-        let mut w = CoreWorkload::named(wname)
-            .ok_or_else(|| anyhow::anyhow!("unknown workload {wname}"))?;
-        w.record_count = a.records;
-        w.operation_count = a.ops;
-        for e in &engines {
-            let dir = std::path::Path::new(&a.dir).join(format!("{e}-{}", w.name));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir)?;
-            let store = open(e, &w, a.memory, &dir)?;
-            let load = run_phase(store.as_ref(), &w, a.threads, true, 1, None);
-            store.settle().map_err(|x| anyhow::anyhow!(x))?;
-            let run = run_phase(store.as_ref(), &w, a.threads, false, 2, None);
-            let p99 = run.ops.iter().map(|o| o.1.p99_us).fold(0.0, f64::max);
-            eprintln!("{:<8} {:<7} load {:>9.0} ops/s   run {:>9.0} ops/s   worst p99 {:>7.0} µs   errors {}", w.name, e, load.throughput, run.throughput, p99, run.errors);
-            rows.push(serde_json::json!({"workload": w.name, "engine": e, "load": load.throughput, "run": run.throughput, "p99_us": p99, "errors": run.errors, "read_ios_per_op": run.read_ios_per_op}));
-            drop(store);
-            let _ = std::fs::remove_dir_all(&dir);
+        .map(|n| workload(&a, n))
+        .collect::<Result<_>>()?;
+    let cg = match a.memory_cap {
+        Some(cap) => {
+            let data = a.records * (workloads[0].value_bytes() as u64 + 24);
+            if data < 4 * cap {
+                bail!(
+                    "--memory-cap {cap}: the data ({} records, about {} MiB) must be at least 4x the cap so that reads reach the device; raise --records or lower the cap",
+                    a.records,
+                    data >> 20
+                );
+            }
+            Some(cgroup::Cgroup::create(cap)?)
+        }
+        None => None,
+    };
+    let mut rows = Vec::new();
+    for round in 0..a.rounds {
+        for w in &workloads {
+            // rotate the engine order from round to round, so no engine always runs first or last
+            let n = engines.len();
+            for i in 0..n {
+                let e = &engines[(i + round) % n];
+                let row = spawn_cell(&a, cg.as_ref(), e, &w.name, round)?;
+                match row.get("failed") {
+                    Some(f) => eprintln!("{:<8} {:<14} round {round}: {}", w.name, e, f.as_str().unwrap_or("failed")),
+                    None => eprintln!(
+                        "{:<8} {:<14} round {round}: load {:>9.0} ops/s   run {:>9.0} ops/s   p99 {:>7.0} µs   errors {}   wrong {}   peak RSS {} MiB{}",
+                        w.name, e, row["load"].as_f64().unwrap_or(0.0), row["run"].as_f64().unwrap_or(0.0),
+                        row["p99_us"].as_f64().unwrap_or(0.0), row["errors"], row["wrong"],
+                        row["peak_resident_bytes"].as_u64().unwrap_or(0) >> 20,
+                        row.get("cgroup_peak_bytes").and_then(Value::as_u64).map_or(String::new(), |p| format!("   cgroup peak {} MiB", p >> 20)),
+                    ),
+                }
+                rows.push(row);
+            }
         }
     }
+    if let Some(cg) = cg {
+        cg.remove();
+    }
+    let wrong: u64 = rows.iter().filter_map(|r| r["wrong"].as_u64()).sum();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
+    } else {
+        print_table(&a, &engines, &workloads, &rows);
     }
+    if wrong > 0 {
+        bail!("{wrong} wrong results (see the rows' first_wrong)");
+    }
+    Ok(())
+}
+
+fn print_table(a: &Args, engines: &[String], workloads: &[CoreWorkload], rows: &[Value]) {
     println!(
-        "| workload | {} |",
-        engines
-            .iter()
-            .map(|e| format!("{e} ops/s"))
-            .collect::<Vec<_>>()
-            .join(" | ")
+        "{} records, {} operations, {} client threads, {} MiB per engine, {}, {}, {} rounds (engine order rotated); run ops/s median (min-max), ratio of medians to rocksdb",
+        a.records,
+        a.ops,
+        a.threads,
+        a.memory >> 20,
+        match a.memory_cap {
+            Some(c) => format!("memory cgroup capped at {} MiB (page cache included)", c >> 20),
+            None => "no memory cap (page cache unlimited)".into(),
+        },
+        if a.durable { "every write fsynced before its acknowledgement" } else { "every write handed to the OS, no fsync" },
+        a.rounds
     );
+    println!("| workload | {} |", engines.join(" | "));
     println!("| --- |{}", " --- |".repeat(engines.len()));
-    for wname in a
-        .workloads
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        let name = CoreWorkload::named(wname)
-            .map(|w| w.name)
-            .unwrap_or_default();
-        let base = rows
+    let cell = |w: &str, e: &str| -> (Option<(f64, f64, f64)>, usize, u64, u64) {
+        let mine: Vec<&Value> = rows
             .iter()
-            .find(|r| r["workload"] == name && r["engine"] == "rocksdb")
-            .and_then(|r| r["run"].as_f64());
+            .filter(|r| r["workload"] == w && r["engine"] == e)
+            .collect();
+        let failed = mine.iter().filter(|r| r.get("failed").is_some()).count();
+        let wrong = mine.iter().filter_map(|r| r["wrong"].as_u64()).sum();
+        let peak = mine
+            .iter()
+            .filter_map(|r| r["peak_resident_bytes"].as_u64())
+            .max()
+            .unwrap_or(0);
+        (
+            median_and_spread(mine.iter().filter_map(|r| r["run"].as_f64()).collect()),
+            failed,
+            wrong,
+            peak,
+        )
+    };
+    for w in workloads {
+        let base = cell(&w.name, "rocksdb").0.map(|m| m.0);
         let cells: Vec<String> = engines
             .iter()
             .map(|e| {
-                let t = rows
-                    .iter()
-                    .find(|r| r["workload"] == name && r["engine"] == e.as_str())
-                    .and_then(|r| r["run"].as_f64())
-                    .unwrap_or(f64::NAN);
-                match base {
-                    Some(b) if e != "rocksdb" => format!("{t:.0} ({:.2}×)", t / b),
-                    _ => format!("{t:.0}"),
+                let (m, failed, wrong, peak) = cell(&w.name, e);
+                let mut s = match m {
+                    Some((med, lo, hi)) => {
+                        let ratio = match base {
+                            Some(b) if e != "rocksdb" => format!(" {:.2}×", med / b),
+                            _ => String::new(),
+                        };
+                        format!("{med:.0} ({lo:.0}-{hi:.0}){ratio}, {} MiB", peak >> 20)
+                    }
+                    None => "-".into(),
+                };
+                if failed > 0 {
+                    s += &format!(", {failed} killed/failed");
                 }
+                if wrong > 0 {
+                    s += &format!(", **{wrong} wrong**");
+                }
+                s
             })
             .collect();
-        println!("| {name} | {} |", cells.join(" | "));
+        println!("| {} | {} |", w.name, cells.join(" | "));
     }
-    Ok(())
 }

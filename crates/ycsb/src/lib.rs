@@ -3,6 +3,7 @@
 //! phase on N client threads, latency percentiles (hdrhistogram) and the engine's I/O counts per operation.
 #![warn(missing_docs)]
 
+pub mod verify;
 pub mod workload;
 
 use cosine_engine::Engine;
@@ -14,6 +15,7 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+pub use verify::Ledger;
 pub use workload::{parse_properties, CoreWorkload, Distribution};
 
 /// YCSB's scrambled zipfian draws ranks from this many items before hashing them onto the key space.
@@ -43,6 +45,12 @@ pub struct IoCounters {
     pub background: u64,
 }
 
+/// Entries a scan returns: (key, value) in key order.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// A write the harness hands a key and a value to (an insert or an update of a store).
+type WriteFn<'a> = &'a dyn Fn(&[u8], &[u8]) -> Result<(), String>;
+
 /// A key-value engine the harness can drive (our engine, or a peer through its adapter).
 pub trait Store: Send + Sync {
     /// Name for reports.
@@ -53,10 +61,14 @@ pub trait Store: Send + Sync {
     fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
     /// Overwrites a record (a blind write).
     fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
-    /// Reads `count` records from `start` in key order; returns how many it found.
-    fn scan(&self, start: &[u8], count: usize) -> Result<usize, String>;
-    /// Reads a record and writes it back modified, atomically.
-    fn read_modify_write(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
+    /// Reads up to `count` records from `start` in key order: (key, value) pairs.
+    fn scan(&self, start: &[u8], count: usize) -> Result<Entries, String>;
+    /// Reads a record and writes back what `f` makes of it, atomically (no other write to the key between).
+    fn read_modify_write(
+        &self,
+        key: &[u8],
+        f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
+    ) -> Result<(), String>;
     /// I/O counters so far.
     fn io(&self) -> Option<IoCounters>;
     /// Read-path blocks the calling thread has read so far, when the engine counts them per thread (lets the
@@ -90,20 +102,18 @@ impl Store for CosineStore {
     fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
         self.0.put(key, value).map_err(|e| e.to_string())
     }
-    fn scan(&self, start: &[u8], count: usize) -> Result<usize, String> {
+    fn scan(&self, start: &[u8], count: usize) -> Result<Entries, String> {
         self.0
             .scan(start.to_vec().., count)
-            .map(|v| v.len())
             .map_err(|e| e.to_string())
     }
-    fn read_modify_write(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+    fn read_modify_write(
+        &self,
+        key: &[u8],
+        f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
+    ) -> Result<(), String> {
         self.0
-            .read_modify_write(key, |old| {
-                let mut v = old.map(|o| o.to_vec()).unwrap_or_else(|| value.to_vec());
-                let n = value.len().min(v.len());
-                v[..n].copy_from_slice(&value[..n]);
-                Some(v)
-            })
+            .read_modify_write(key, |old| Some(f(old)))
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
@@ -202,6 +212,10 @@ pub struct PhaseReport {
     pub background_ios_per_op: Option<f64>,
     /// Errors returned by the store.
     pub errors: u64,
+    /// Wrong results: reads and scans whose answers contradict what was acknowledged (see [`verify`]).
+    pub wrong: u64,
+    /// The first wrong result, described.
+    pub first_wrong: Option<String>,
     /// Records this phase inserted (a later phase continues after them: `CoreWorkload::inserted_before`).
     pub inserted: u64,
 }
@@ -246,19 +260,21 @@ impl PhaseReport {
         self.seconds += other.seconds;
         self.throughput = self.operations as f64 / self.seconds.max(1e-9);
         self.errors += other.errors;
+        self.wrong += other.wrong;
+        if self.first_wrong.is_none() {
+            self.first_wrong = other.first_wrong;
+        }
         self.inserted += other.inserted;
     }
 }
 
-fn value(rng: &mut StdRng, bytes: usize) -> Vec<u8> {
-    (0..bytes).map(|_| rng.random_range(b'a'..=b'z')).collect()
-}
-
 const KINDS: [&str; 5] = ["read", "update", "insert", "scan", "rmw"];
 
-/// Runs `ops` operations of the workload on `threads` threads (load phase: `load = true`, inserts only).
+/// Runs `ops` operations of the workload on `threads` threads (load phase: `load = true`, inserts only),
+/// checking every result against `ledger` (one ledger per store, kept across its phases: see [`verify`]).
 pub fn run_phase(
     store: &dyn Store,
+    ledger: &Ledger,
     w: &CoreWorkload,
     threads: usize,
     load: bool,
@@ -279,6 +295,8 @@ pub fn run_phase(
     let inserted = AtomicU64::new(first_insert);
     let next_load = AtomicU64::new(0);
     let errors = AtomicU64::new(0);
+    let wrong = AtomicU64::new(0);
+    let first_wrong = std::sync::Mutex::new(None::<String>);
     let chooser = KeyChooser::new(w);
     let io_before = store.io();
     let start = Instant::now();
@@ -286,8 +304,14 @@ pub fn run_phase(
     let hists: Vec<(Vec<Histogram<u64>>, [u64; 5])> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (inserted, next_load, errors, chooser) =
-                    (&inserted, &next_load, &errors, &chooser);
+                let (inserted, next_load, errors, wrong, first_wrong, chooser) = (
+                    &inserted,
+                    &next_load,
+                    &errors,
+                    &wrong,
+                    &first_wrong,
+                    &chooser,
+                );
                 s.spawn(move || {
                     let mut rng =
                         StdRng::seed_from_u64(seed ^ (t as u64).wrapping_mul(0x9E37_79B9));
@@ -299,65 +323,80 @@ pub fn run_phase(
                     let mut reads = [0u64; 5];
                     let my_ops =
                         ops / threads as u64 + u64::from((t as u64) < ops % threads as u64);
+                    let len = w.value_bytes();
+                    let key_of = |n: u64| key(n, w.hashed_keys);
+                    // a write of record n: its next version, written under the record's lock
+                    let write = |n: u64, f: WriteFn<'_>| {
+                        let _g = ledger.lock(n);
+                        let v = ledger.issue(n);
+                        let k = key_of(n);
+                        f(&k, &verify::make_value(n, v, len))?;
+                        ledger.acknowledge(n, v, &k);
+                        Ok(())
+                    };
                     for _ in 0..my_ops {
                         let r0 = store.thread_reads();
                         let t0 = Instant::now();
-                        let (kind, res) = if load {
+                        // (kind, store error, wrong result)
+                        let (kind, res): (usize, Result<Result<(), String>, String>) = if load {
                             let n = next_load.fetch_add(1, Ordering::Relaxed);
-                            let r = store
-                                .insert(&key(n, w.hashed_keys), &value(&mut rng, w.value_bytes()));
+                            let r = write(n, &|k, v| store.insert(k, v));
                             inserted.fetch_add(1, Ordering::Relaxed);
-                            (2, r)
+                            (2, r.map(Ok))
                         } else {
                             let x: f64 = rng.random();
                             let have = inserted.load(Ordering::Relaxed);
                             if x < w.read {
-                                (
-                                    0,
-                                    store
-                                        .read(&key(chooser.next(&mut rng, have), w.hashed_keys))
-                                        .map(|_| ()),
-                                )
+                                let n = chooser.next(&mut rng, have);
+                                let floor = ledger.acknowledged(n);
+                                let got = store.read(&key_of(n));
+                                (0, got.map(|g| ledger.check_read(n, floor, g.as_deref())))
                             } else if x < w.read + w.update {
-                                (
-                                    1,
-                                    store.update(
-                                        &key(chooser.next(&mut rng, have), w.hashed_keys),
-                                        &value(&mut rng, w.value_bytes()),
-                                    ),
-                                )
+                                let n = chooser.next(&mut rng, have);
+                                (1, write(n, &|k, v| store.update(k, v)).map(Ok))
                             } else if x < w.read + w.update + w.insert {
                                 let n = inserted.fetch_add(1, Ordering::Relaxed);
-                                (
-                                    2,
-                                    store.insert(
-                                        &key(n, w.hashed_keys),
-                                        &value(&mut rng, w.value_bytes()),
-                                    ),
-                                )
+                                (2, write(n, &|k, v| store.insert(k, v)).map(Ok))
                             } else if x < w.read + w.update + w.insert + w.scan {
                                 let len = rng.random_range(1..=w.max_scan_length.max(1)) as usize;
+                                let from = key_of(chooser.next(&mut rng, have));
+                                let max_key = ledger.max_key();
+                                let got = store.scan(&from, len);
                                 (
                                     3,
-                                    store
-                                        .scan(
-                                            &key(chooser.next(&mut rng, have), w.hashed_keys),
-                                            len,
-                                        )
-                                        .map(|_| ()),
+                                    got.map(|e| {
+                                        ledger.check_scan(&from, len, &max_key, &e, key_of)
+                                    }),
                                 )
                             } else {
-                                (
-                                    4,
-                                    store.read_modify_write(
-                                        &key(chooser.next(&mut rng, have), w.hashed_keys),
-                                        &value(&mut rng, w.field_length as usize),
-                                    ),
-                                )
+                                let n = chooser.next(&mut rng, have);
+                                let _g = ledger.lock(n);
+                                let floor = ledger.acknowledged(n);
+                                let v = ledger.issue(n);
+                                let k = key_of(n);
+                                let mut checked = Ok(());
+                                let r = store.read_modify_write(&k, &mut |old| {
+                                    checked = ledger.check_read(n, floor, old);
+                                    verify::make_value(n, v, len)
+                                });
+                                if r.is_ok() {
+                                    ledger.acknowledge(n, v, &k);
+                                }
+                                (4, r.map(|_| checked))
                             }
                         };
-                        if res.is_err() {
-                            errors.fetch_add(1, Ordering::Relaxed);
+                        match res {
+                            Err(_) => {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Ok(Err(why)) => {
+                                wrong.fetch_add(1, Ordering::Relaxed);
+                                first_wrong
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .get_or_insert(why);
+                            }
+                            Ok(Ok(())) => {}
                         }
                         let _ = h[kind].record((t0.elapsed().as_micros() as u64).max(1));
                         if let (Some(a), Some(b)) = (r0, store.thread_reads()) {
@@ -414,6 +453,8 @@ pub fn run_phase(
         read_ios_per_op: per(|c| c.reads),
         background_ios_per_op: per(|c| c.background),
         errors: errors.load(Ordering::Relaxed),
+        wrong: wrong.load(Ordering::Relaxed),
+        first_wrong: first_wrong.into_inner().unwrap_or_else(|p| p.into_inner()),
         inserted: inserted.load(Ordering::Relaxed) - first_insert,
     }
 }
@@ -466,7 +507,12 @@ pub const CALIBRATION_ROUNDS: usize = 3;
 /// thread, then on c = 2..=`eta` threads, [`CALIBRATION_ROUNDS`] times over; returns (c, speedup T(1)/T(c))
 /// for each c from the best time of each. Inserts continue after the keys earlier timings inserted, so every
 /// timed insert adds a new key.
-pub fn measure_speedups(store: &dyn Store, w: &CoreWorkload, eta: usize) -> Vec<(usize, f64)> {
+pub fn measure_speedups(
+    store: &dyn Store,
+    ledger: &Ledger,
+    w: &CoreWorkload,
+    eta: usize,
+) -> Result<Vec<(usize, f64)>, String> {
     let mut w = w.clone();
     let eta = eta.max(2);
     // best[i]: the fastest time on i + 1 threads
@@ -474,14 +520,25 @@ pub fn measure_speedups(store: &dyn Store, w: &CoreWorkload, eta: usize) -> Vec<
     for round in 0..CALIBRATION_ROUNDS {
         for (i, t) in best.iter_mut().enumerate() {
             let c = i + 1;
-            let r = run_phase(store, &w, c, false, 5 + (round * eta + c) as u64, None);
+            let r = run_phase(
+                store,
+                ledger,
+                &w,
+                c,
+                false,
+                5 + (round * eta + c) as u64,
+                None,
+            );
+            if let Some(why) = r.first_wrong {
+                return Err(format!("{}: wrong result: {why}", store.name()));
+            }
             w.inserted_before += r.inserted;
             *t = t.min(r.seconds);
         }
     }
-    (2..=eta)
+    Ok((2..=eta)
         .map(|c| (c, best[0] / best[c - 1].max(1e-9)))
-        .collect()
+        .collect())
 }
 
 /// What [`calibrate`] asks its `open` for: a fresh store to load, then the same directory again for the timings.
@@ -527,12 +584,13 @@ pub fn calibrate(
     for (slot, op) in phis.iter_mut().zip(CALIBRATION_OPS) {
         let w = calibration_workload(op, records, ops).expect("a calibration operation");
         let store = open(op, &w, CalibrationStage::Load)?;
-        run_phase(store.as_ref(), &w, eta, true, 3, None);
+        let ledger = Ledger::default();
+        run_phase(store.as_ref(), &ledger, &w, eta, true, 3, None);
         store.settle()?;
         drop(store);
         let write_room = calibration_write_bytes(op, &w, eta);
         let store = open(op, &w, CalibrationStage::Time { write_room })?;
-        let estimates: Vec<f64> = measure_speedups(store.as_ref(), &w, eta)
+        let estimates: Vec<f64> = measure_speedups(store.as_ref(), &ledger, &w, eta)?
             .into_iter()
             .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(g, c as f64))
             .map(|phi| phi.clamp(0.0, 1.0))
@@ -599,17 +657,86 @@ mod tests {
             w.record_count = 3000;
             w.operation_count = 2000;
             w.field_length = 20;
-            let load = run_phase(&store, &w, 2, true, 7, None);
-            assert_eq!((load.operations, load.errors), (3000, 0));
+            let ledger = Ledger::default();
+            let load = run_phase(&store, &ledger, &w, 2, true, 7, None);
+            assert_eq!((load.operations, load.errors, load.wrong), (3000, 0, 0));
             store.settle().unwrap();
-            let run = run_phase(&store, &w, 2, false, 8, None);
-            assert_eq!(run.errors, 0, "{n}");
+            let run = run_phase(&store, &ledger, &w, 2, false, 8, None);
+            assert_eq!(
+                (run.errors, run.wrong),
+                (0, 0),
+                "{n}: {:?}",
+                run.first_wrong
+            );
             let total: u64 = run.ops.iter().map(|o| o.1.count).sum();
             assert_eq!(total, 2000);
             assert!(run.read_ios_per_op.unwrap() >= 0.0);
             if n == "c" {
                 assert_eq!(run.ops.len(), 1);
             }
+        }
+    }
+
+    /// A store that lies: it acknowledges every 20th update without making it, and drops the last entry of
+    /// every scan of more than one.
+    struct Lying(CosineStore, AtomicU64);
+
+    impl Store for Lying {
+        fn name(&self) -> String {
+            "lying".into()
+        }
+        fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+            self.0.insert(key, value)
+        }
+        fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+            self.0.read(key)
+        }
+        fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+            if self.1.fetch_add(1, Ordering::Relaxed) % 20 == 19 {
+                return Ok(());
+            }
+            self.0.update(key, value)
+        }
+        fn scan(&self, start: &[u8], count: usize) -> Result<Entries, String> {
+            let mut v = self.0.scan(start, count)?;
+            if v.len() > 1 {
+                v.pop();
+            }
+            Ok(v)
+        }
+        fn read_modify_write(
+            &self,
+            key: &[u8],
+            f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
+        ) -> Result<(), String> {
+            self.0.read_modify_write(key, f)
+        }
+        fn io(&self) -> Option<IoCounters> {
+            None
+        }
+        fn settle(&self) -> Result<(), String> {
+            self.0.settle()
+        }
+    }
+
+    #[test]
+    fn lost_writes_and_short_scans_are_wrong_results() {
+        for (n, what) in [("a", "stale"), ("e", "returned")] {
+            let dir = tempfile::tempdir().unwrap();
+            let design = Design::rocksdb_like(256 << 10, 64 << 10, 1 << 20);
+            let engine =
+                Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Never));
+            let store = Lying(CosineStore(Arc::new(engine.unwrap())), AtomicU64::new(0));
+            let mut w = CoreWorkload::named(n).unwrap();
+            w.record_count = 500;
+            w.operation_count = 3000;
+            w.field_length = 20;
+            let ledger = Ledger::default();
+            run_phase(&store, &ledger, &w, 2, true, 7, None);
+            let run = run_phase(&store, &ledger, &w, 2, false, 8, None);
+            assert!(run.wrong > 0, "{n}");
+            let why = run.first_wrong.unwrap();
+            assert!(why.contains(what), "{n}: {why}");
         }
     }
 
@@ -636,6 +763,8 @@ mod tests {
             read_ios_per_op: Some(reads / total as f64),
             background_ios_per_op: None,
             errors: 1,
+            wrong: 0,
+            first_wrong: None,
             inserted,
         }
     }

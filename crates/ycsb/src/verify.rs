@@ -1,0 +1,303 @@
+//! Verified results: every value the harness writes says which record and which version of it it is, and every
+//! read and scan is checked against what the harness knows was acknowledged.
+//!
+//! A value of record `n`, version `v` is `n` (8 bytes, little-endian), `v` (8 bytes) and filler bytes drawn
+//! from a generator seeded by (n, v), so a reader can rebuild the whole value from its first 16 bytes. The
+//! [`Ledger`] keeps, per record, the highest version issued and the highest acknowledged. Writes to one record
+//! are serialized by the harness (a striped lock around choosing the version and writing it), so the store's
+//! order of a record's versions is the ledger's. Then:
+//! - a read of record `n` must return a value of record `n` whose bytes are intact and whose version lies
+//!   between the version acknowledged before the read began and the highest issued when it returned; it may
+//!   miss only if no write of `n` had been acknowledged before it began;
+//! - a scan must return at most the count asked for, keys in strictly increasing order from the start key,
+//!   every value intact and belonging to its key; it may return fewer only if no acknowledged key lies past
+//!   its last key (or its start key, when it returns nothing);
+//! - a read-modify-write checks the value it read as a read does.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, RwLock};
+
+/// Bytes of a value's header: record number and version.
+pub const HEADER_BYTES: usize = 16;
+
+const CHUNK: usize = 1 << 16;
+const STRIPES: usize = 4096;
+
+/// Per-record versions: issued and acknowledged.
+#[derive(Default)]
+struct Slot {
+    issued: AtomicU64,
+    acked: AtomicU64,
+}
+
+/// What the harness knows it wrote: per record the versions issued and acknowledged, the largest key
+/// acknowledged, and the locks that serialize writes to one record.
+pub struct Ledger {
+    chunks: RwLock<Vec<Box<[Slot]>>>,
+    stripes: Vec<Mutex<()>>,
+    max_key: Mutex<Vec<u8>>,
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        Ledger {
+            chunks: RwLock::new(Vec::new()),
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            max_key: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn fill(n: u64, version: u64, out: &mut [u8]) {
+    let mut state = n.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ version;
+    for chunk in out.chunks_mut(8) {
+        // printable letters, as YCSB's values are
+        let r = splitmix(&mut state).to_le_bytes();
+        for (o, b) in chunk.iter_mut().zip(r) {
+            *o = b'a' + b % 26;
+        }
+    }
+}
+
+/// The value of record `n` at `version`, `len` bytes long (at least [`HEADER_BYTES`]).
+pub fn make_value(n: u64, version: u64, len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len.max(HEADER_BYTES)];
+    v[..8].copy_from_slice(&n.to_le_bytes());
+    v[8..16].copy_from_slice(&version.to_le_bytes());
+    fill(n, version, &mut v[HEADER_BYTES..]);
+    v
+}
+
+/// Decodes and checks a value: its record number and version, or what is wrong with it.
+pub fn check_value(value: &[u8]) -> Result<(u64, u64), String> {
+    if value.len() < HEADER_BYTES {
+        return Err(format!("a value of {} bytes has no header", value.len()));
+    }
+    let n = u64::from_le_bytes(value[..8].try_into().unwrap_or_default());
+    let version = u64::from_le_bytes(value[8..16].try_into().unwrap_or_default());
+    let mut want = vec![0u8; value.len() - HEADER_BYTES];
+    fill(n, version, &mut want);
+    if want != value[HEADER_BYTES..] {
+        return Err(format!(
+            "the bytes of record {n} version {version} are damaged"
+        ));
+    }
+    Ok((n, version))
+}
+
+impl Ledger {
+    fn with_slot<T>(&self, n: u64, f: impl FnOnce(&Slot) -> T) -> T {
+        let (c, i) = ((n as usize) / CHUNK, (n as usize) % CHUNK);
+        {
+            let chunks = self.chunks.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(chunk) = chunks.get(c) {
+                return f(&chunk[i]);
+            }
+        }
+        let mut chunks = self.chunks.write().unwrap_or_else(|p| p.into_inner());
+        while chunks.len() <= c {
+            chunks.push((0..CHUNK).map(|_| Slot::default()).collect());
+        }
+        f(&chunks[c][i])
+    }
+
+    /// Locks record `n` against other writes by the harness (held around choosing a version and writing it).
+    pub fn lock(&self, n: u64) -> MutexGuard<'_, ()> {
+        self.stripes[(n as usize) % STRIPES]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The next version of record `n` (call under [`Ledger::lock`]).
+    pub fn issue(&self, n: u64) -> u64 {
+        self.with_slot(n, |s| s.issued.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+
+    /// Records that the store acknowledged version `version` of record `n`, whose key is `key`.
+    pub fn acknowledge(&self, n: u64, version: u64, key: &[u8]) {
+        let first = self.with_slot(n, |s| s.acked.fetch_max(version, Ordering::SeqCst) == 0);
+        if first {
+            let mut m = self.max_key.lock().unwrap_or_else(|p| p.into_inner());
+            if key > m.as_slice() {
+                *m = key.to_vec();
+            }
+        }
+    }
+
+    /// The version of record `n` acknowledged so far (0: none).
+    pub fn acknowledged(&self, n: u64) -> u64 {
+        self.with_slot(n, |s| s.acked.load(Ordering::SeqCst))
+    }
+
+    /// The largest key acknowledged so far.
+    pub fn max_key(&self) -> Vec<u8> {
+        self.max_key
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Checks what a read of record `n` returned; `floor` is [`Ledger::acknowledged`] taken before the read.
+    pub fn check_read(&self, n: u64, floor: u64, got: Option<&[u8]>) -> Result<(), String> {
+        let Some(value) = got else {
+            return if floor > 0 {
+                Err(format!(
+                    "record {n}: version {floor} was acknowledged, the read found nothing"
+                ))
+            } else {
+                Ok(())
+            };
+        };
+        let (m, version) = check_value(value)?;
+        if m != n {
+            return Err(format!("record {n}: the read returned record {m}'s value"));
+        }
+        let ceiling = self.with_slot(n, |s| s.issued.load(Ordering::SeqCst));
+        if version < floor {
+            return Err(format!(
+                "record {n}: stale version {version}, {floor} was acknowledged before the read"
+            ));
+        }
+        if version > ceiling {
+            return Err(format!(
+                "record {n}: version {version} was never written (highest issued {ceiling})"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks a scan of at most `count` entries from `start`; `max_key` is [`Ledger::max_key`] taken before
+    /// the scan, `key_of(n)` the key of record `n`.
+    pub fn check_scan(
+        &self,
+        start: &[u8],
+        count: usize,
+        max_key: &[u8],
+        entries: &[(Vec<u8>, Vec<u8>)],
+        key_of: impl Fn(u64) -> Vec<u8>,
+    ) -> Result<(), String> {
+        if entries.len() > count {
+            return Err(format!(
+                "a scan for {count} entries returned {}",
+                entries.len()
+            ));
+        }
+        let mut prev: Option<&[u8]> = None;
+        for (k, v) in entries {
+            if k.as_slice() < start {
+                return Err("a scan returned a key before its start key".into());
+            }
+            if prev.is_some_and(|p| p >= k.as_slice()) {
+                return Err("a scan returned keys out of order".into());
+            }
+            prev = Some(k);
+            let (n, version) = check_value(v)?;
+            if key_of(n) != *k {
+                return Err(format!(
+                    "a scan returned record {n}'s value under another key"
+                ));
+            }
+            let ceiling = self.with_slot(n, |s| s.issued.load(Ordering::SeqCst));
+            if version == 0 || version > ceiling {
+                return Err(format!(
+                    "record {n}: a scan returned version {version}, never written"
+                ));
+            }
+        }
+        let last = entries.last().map_or(start, |(k, _)| k.as_slice());
+        let covered = if entries.is_empty() {
+            last > max_key
+        } else {
+            last >= max_key
+        };
+        if entries.len() < count && !covered {
+            return Err(format!(
+                "a scan for {count} entries returned {}, but acknowledged keys lie past its end",
+                entries.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_rebuild_from_their_header() {
+        let v = make_value(42, 7, 100);
+        assert_eq!(check_value(&v), Ok((42, 7)));
+        let mut bad = v.clone();
+        bad[60] ^= 1;
+        assert!(check_value(&bad).is_err());
+        let mut swapped = v.clone();
+        swapped[8] = 8;
+        assert!(check_value(&swapped).is_err());
+        assert!(check_value(&v[..10]).is_err());
+    }
+
+    #[test]
+    fn reads_are_checked_against_what_was_acknowledged() {
+        let l = Ledger::default();
+        assert_eq!(l.check_read(5, l.acknowledged(5), None), Ok(()));
+        let _g = l.lock(5);
+        let v1 = l.issue(5);
+        l.acknowledge(5, v1, b"k5");
+        let v2 = l.issue(5);
+        // v2 issued, not acknowledged: either version may be read
+        let floor = l.acknowledged(5);
+        assert_eq!(floor, 1);
+        assert!(l.check_read(5, floor, Some(&make_value(5, v1, 32))).is_ok());
+        assert!(l.check_read(5, floor, Some(&make_value(5, v2, 32))).is_ok());
+        l.acknowledge(5, v2, b"k5");
+        let floor = l.acknowledged(5);
+        assert!(l
+            .check_read(5, floor, Some(&make_value(5, v1, 32)))
+            .is_err());
+        assert!(l.check_read(5, floor, None).is_err());
+        assert!(l.check_read(5, floor, Some(&make_value(5, 9, 32))).is_err());
+        assert!(l
+            .check_read(5, floor, Some(&make_value(6, v2, 32)))
+            .is_err());
+        // records far apart live in different chunks
+        let _h = l.lock(1 << 20);
+        assert_eq!(l.issue(1 << 20), 1);
+    }
+
+    #[test]
+    fn scans_are_checked_for_count_order_and_coverage() {
+        let l = Ledger::default();
+        let key = |n: u64| format!("k{n:03}").into_bytes();
+        for n in 0..10 {
+            let v = l.issue(n);
+            l.acknowledge(n, v, &key(n));
+        }
+        let entry = |n: u64| (key(n), make_value(n, 1, 40));
+        let max = l.max_key();
+        assert_eq!(max, key(9));
+        let ok: Vec<_> = (3..6).map(entry).collect();
+        assert!(l.check_scan(&key(3), 3, &max, &ok, key).is_ok());
+        // short, but the scan reached the last key
+        let tail: Vec<_> = (7..10).map(entry).collect();
+        assert!(l.check_scan(&key(7), 5, &max, &tail, key).is_ok());
+        // short while keys remain
+        assert!(l.check_scan(&key(3), 5, &max, &ok, key).is_err());
+        assert!(l.check_scan(&key(3), 2, &max, &ok, key).is_err());
+        assert!(l.check_scan(&key(3), 5, &max, &[], key).is_err());
+        assert!(l.check_scan(b"z", 5, &max, &[], key).is_ok());
+        let disordered = vec![entry(4), entry(3)];
+        assert!(l.check_scan(&key(3), 2, &max, &disordered, key).is_err());
+        let misplaced = vec![(key(3), make_value(4, 1, 40))];
+        assert!(l.check_scan(&key(3), 1, &max, &misplaced, key).is_err());
+        assert!(l.check_scan(&key(4), 1, &max, &[entry(3)], key).is_err());
+    }
+}
