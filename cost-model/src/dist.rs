@@ -607,7 +607,14 @@ impl DistributionAware {
         let q = &self.quirks;
         let shape = data_shape(design, workload, keys, q);
         let b = shape.entries_per_block;
-        if design.filter_bytes == 0 && design.size_ratio as f64 > b {
+        // the reference code's rule uses the workload's entries per block; ours is the engine's own
+        // (`Design::runs_as_lsh`), so a design is priced as the shape the engine runs it as
+        let lsh = if q.lsh_calibrated {
+            design.filter_bytes == 0 && design.size_ratio as f64 > b
+        } else {
+            design.runs_as_lsh()
+        };
+        if lsh {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let btree_hint = design.filter_bytes == 0;
@@ -615,12 +622,16 @@ impl DistributionAware {
         if !q.full_buffer {
             steady_state(&mut tree, writes(workload), shape.effective_entries);
         }
-        let class = DesignClass::classify(
+        let class = match DesignClass::classify(
             filter_bytes.round() as u64,
             tree.y,
             design.size_ratio,
             b as u64,
-        );
+        ) {
+            // priced as a tree (the engine runs it as one): a tree without filters is B-tree-like
+            DesignClass::Lsh => DesignClass::Btree,
+            c => c,
+        };
         let parts = keys.parts();
         let (t, k, z, l, y, eb) = (tree.t, tree.k, tree.z, tree.l, tree.y, tree.eb);
         let h = tree.last_hot();

@@ -7,7 +7,7 @@ use crate::stats::{LevelStats, MemoryStats, Stats};
 use crate::storage::Storage;
 use crate::wal::{self, SyncMode, WalWriter};
 use cosine_buffer::{Buffer, HashLogBuffer, SortedBuffer, WriteBuffer};
-use cosine_design::{Design, DesignClass, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use cosine_design::{Design, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use cosine_levels::compaction::{self, file_path, Output};
 use cosine_levels::merge::{MergeIter, RunIter, Source};
 use cosine_levels::planner::{self, Plan, Policy};
@@ -165,22 +165,10 @@ pub struct Engine {
     workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Entry size assumed by Algorithm 3 when a design does not record its class (the engine does not know the
-/// data's entry size when it opens).
-const ASSUMED_ENTRY_BYTES: u64 = 128;
-
-/// Whether the design is LSH-like (hash-indexed log buffer, hash index per file, no filters): the recorded
-/// class, else Algorithm 3 (no filters and T above the entries per block).
+/// Whether the design runs as a log-structured hash table ([`Design::runs_as_lsh`], the one rule the cost model
+/// applies too).
 fn is_lsh(design: &Design) -> bool {
-    let class = design.class.unwrap_or_else(|| {
-        DesignClass::classify(
-            design.filter_bytes,
-            0,
-            design.size_ratio,
-            (design.block_bytes / ASSUMED_ENTRY_BYTES).max(1),
-        )
-    });
-    class == DesignClass::Lsh
+    design.runs_as_lsh()
 }
 
 /// A write buffer of the design's [`Design::flush_bytes`] heap bytes (half of M_B: the other half is for the

@@ -4,7 +4,6 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use cosine_cost_model::cpu::{PhiEntry, PhiLibrary};
-use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
 use cosine_engine::{Engine, Options, SyncMode};
 use cosine_ycsb::{
@@ -66,7 +65,12 @@ pub struct BenchArgs {
     json: bool,
 }
 
-fn load_workload(name: &str, file: Option<&str>, records: u64, ops: u64) -> Result<CoreWorkload> {
+pub(crate) fn load_workload(
+    name: &str,
+    file: Option<&str>,
+    records: u64,
+    ops: u64,
+) -> Result<CoreWorkload> {
     let mut w = match file {
         Some(path) => {
             let text =
@@ -97,18 +101,18 @@ pub fn searched_design(w: &CoreWorkload, memory: u64, phi: &PhiLibrary) -> Resul
         .ok_or_else(|| anyhow!("no design fits {memory} bytes"))
 }
 
-struct Run {
-    load: PhaseReport,
-    run: PhaseReport,
-    stats: cosine_engine::Stats,
+pub(crate) struct Run {
+    pub(crate) load: PhaseReport,
+    pub(crate) run: PhaseReport,
+    pub(crate) stats: cosine_engine::Stats,
     /// Resident bytes at the end.
-    rss: Option<u64>,
+    pub(crate) rss: Option<u64>,
     /// Peak resident bytes of the process over load and run.
-    peak_rss: Option<u64>,
+    pub(crate) peak_rss: Option<u64>,
     /// Flush and compaction I/Os per write over the warm-up and the run.
-    background_per_write: Option<f64>,
+    pub(crate) background_per_write: Option<f64>,
     /// Writes (updates, inserts, read-modify-writes) in the run.
-    run_writes: u64,
+    pub(crate) run_writes: u64,
 }
 
 /// Runs one phase with a progress bar on stderr (drawn only when stderr is a terminal; `show` false hides it).
@@ -151,16 +155,16 @@ fn phase_with_progress(
 }
 
 /// How one engine run is driven.
-struct RunSpec {
-    threads: usize,
-    sync: SyncMode,
-    seed: u64,
+pub(crate) struct RunSpec {
+    pub(crate) threads: usize,
+    pub(crate) sync: SyncMode,
+    pub(crate) seed: u64,
     /// Unmeasured writes of the workload between load and run (validate's steady state).
-    warm_up_writes: u64,
+    pub(crate) warm_up_writes: u64,
     /// Slices the warm-up and the run are cut into and interleaved (warm-up slice, run slice, ...), so that
     /// the measured operations meet the tree at that many points of its merge cycle rather than one.
-    slices: u64,
-    show_progress: bool,
+    pub(crate) slices: u64,
+    pub(crate) show_progress: bool,
 }
 
 /// Fails on a phase in which the engine returned a wrong result (every read and scan is checked).
@@ -171,7 +175,7 @@ fn wrong_results(r: &PhaseReport) -> Result<()> {
     }
 }
 
-fn run_bench(
+pub(crate) fn run_bench(
     design: &Design,
     w: &CoreWorkload,
     dir: &std::path::Path,
@@ -420,7 +424,7 @@ fn level_json(l: &cosine_engine::LevelStats) -> serde_json::Value {
 }
 
 /// The four design classes at test scale, for calibration and validation.
-fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
+pub(crate) fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
     let mut lsm = Design::rocksdb_like(memory / 4, memory / 4, memory / 2);
     lsm.block_bytes = 4096;
     lsm.file_bytes = 4 << 20;
@@ -446,223 +450,6 @@ fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
         (DesignClass::Lsh, lsh),
         (DesignClass::Hybrid, hybrid),
     ]
-}
-
-/// Slices of a validate run: its operations meet the tree at this many points spread over the second half of
-/// the warm-up, so one run does not measure a single moment of the merge cycle (a level just merged away, or
-/// just about to be).
-const VALIDATE_SLICES: u64 = 8;
-
-/// Arguments of `cosine validate`.
-#[derive(Parser, Debug)]
-pub struct ValidateArgs {
-    /// Records loaded per run.
-    #[arg(long, default_value_t = 200_000)]
-    records: u64,
-    /// Operations per run.
-    #[arg(long, default_value_t = 50_000)]
-    ops: u64,
-    /// Engine memory in bytes (buffer + filters + fences).
-    #[arg(long, default_value_t = 8 << 20)]
-    memory: u64,
-    /// Workloads (comma-separated YCSB names).
-    #[arg(long, default_value = "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f")]
-    workloads: String,
-    /// Also run uniform-key variants of the workloads.
-    #[arg(long)]
-    uniform: bool,
-    /// Print one JSON document.
-    #[arg(long)]
-    json: bool,
-    /// Also draw the accuracy per workload and class as an SVG bar chart.
-    #[arg(long)]
-    plot: Option<String>,
-}
-
-/// Runs `cosine validate`: predicted against measured I/Os per operation, per design class and workload.
-pub fn validate(a: ValidateArgs) -> Result<()> {
-    let mut rows = Vec::new();
-    let mut workloads = Vec::new();
-    for n in a
-        .workloads
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        let w = load_workload(n, None, a.records, a.ops)?;
-        if a.uniform {
-            let mut u = w.clone();
-            u.distribution = cosine_ycsb::Distribution::Uniform;
-            u.name = format!("{}-uniform", w.name);
-            workloads.push(u);
-        }
-        workloads.push(w);
-    }
-    for (class, design) in class_designs(a.memory) {
-        for w in &workloads {
-            let dir = std::env::temp_dir().join(format!(
-                "cosine-validate-{}-{class}-{}",
-                std::process::id(),
-                w.name
-            ));
-            // Warm up with the workload's own writes until the buffer has filled T + 1 times per merge into
-            // the last level (T^{L−1}(T + 1) fills, at most 10 × the records): the buffer and the levels then
-            // hold what the workload writes (the model's steady state), and the flush and compaction I/O,
-            // counted over warm-up and run, samples merges into every level rather than only the cheap ones.
-            let entry = (w.value_bytes() + 23) as f64;
-            let t = design.size_ratio as f64;
-            let levels = DistributionAware::new()
-                .evaluate(&design, &w.to_model())
-                .map_or(1, |c| c.levels.max(1));
-            let fills = t.powi(levels as i32 - 1) * (t + 1.0);
-            // (inserts grow the data: at most doubling it keeps the model's single N meaningful)
-            let cap = if w.update + w.read_modify_write > 0.0 {
-                10 * w.record_count
-            } else {
-                w.record_count
-            };
-            let warm_up = ((fills * design.buffer_bytes as f64 / entry).ceil() as u64).min(cap);
-            let r = run_bench(
-                &design,
-                w,
-                &dir,
-                RunSpec {
-                    threads: 1,
-                    sync: SyncMode::Never,
-                    seed: 11,
-                    warm_up_writes: warm_up,
-                    slices: VALIDATE_SLICES,
-                    show_progress: false,
-                },
-            )?;
-            let _ = std::fs::remove_dir_all(&dir);
-            let per_write = r.background_per_write.filter(|_| r.run_writes > 0);
-            let measured = r.run.read_ios_per_op.unwrap_or(0.0)
-                + per_write.unwrap_or(0.0) * r.run_writes as f64 / r.run.operations.max(1) as f64;
-            // the data set the run met on average: the load, the warm-up's inserts and half the run's
-            let warm_inserts = (warm_up as f64 * w.insert
-                / (w.update + w.insert + w.read_modify_write).max(1e-12))
-                as u64;
-            let model_w = w.to_model_over(w.record_count + warm_inserts + r.run.inserted / 2);
-            let cost = DistributionAware::new().evaluate(&design, &model_w).ok();
-            let predicted = cost.as_ref().map_or(f64::NAN, |c| c.per_operation);
-            let accuracy = if measured > 0.0 {
-                1.0 - (predicted - measured).abs() / measured
-            } else {
-                f64::NAN
-            };
-            // the same comparison per operation type: read-path blocks of reads and scans, and the flush and
-            // compaction I/O per write
-            let op_reads = |name: &str| {
-                r.run
-                    .ops
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .and_then(|(_, o)| o.read_ios)
-            };
-            let predicted_write = cost.as_ref().filter(|_| per_write.is_some()).map(|c| {
-                let m = &model_w.mix;
-                let wsum = m.insert + m.blind_update + m.rmw;
-                (m.insert * c.per_op.insert + (m.blind_update + m.rmw) * c.per_op.blind_update)
-                    / wsum
-            });
-            rows.push(serde_json::json!({
-                "class": class.to_string(), "workload": w.name, "predicted": predicted, "measured": measured,
-                "accuracy": accuracy, "overestimated": predicted >= measured, "warm_up_writes": warm_up,
-                "lookup": {"predicted": cost.as_ref().filter(|_| op_reads("read").is_some()).map(|c| c.per_op.lookup), "measured": op_reads("read")},
-                "scan": {"predicted": cost.as_ref().filter(|_| op_reads("scan").is_some()).map(|c| c.scan), "measured": op_reads("scan")},
-                "write": {"predicted": predicted_write, "measured": per_write},
-            }));
-        }
-    }
-    if let Some(plot) = &a.plot {
-        let names: Vec<String> = workloads.iter().map(|w| w.name.clone()).collect();
-        let series: Vec<(String, Vec<f64>)> = class_designs(a.memory)
-            .iter()
-            .map(|(c, _)| {
-                let c = c.to_string();
-                let values = names
-                    .iter()
-                    .map(|n| {
-                        rows.iter()
-                            .find(|r| r["class"] == c.as_str() && r["workload"] == n.as_str())
-                            .and_then(|r| r["accuracy"].as_f64())
-                            .map_or(f64::NAN, |x| 100.0 * x.max(0.0))
-                    })
-                    .collect();
-                (c, values)
-            })
-            .collect();
-        crate::plot::write_bars(
-            plot,
-            "model accuracy against the engine: 1 − |predicted − measured| / measured",
-            "accuracy (%)",
-            &names,
-            &series,
-            0.0..130.0,
-        )?;
-        if !a.json {
-            println!("wrote {plot}");
-        }
-    }
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"records": a.records, "ops": a.ops, "memory": a.memory, "rows": rows})
-            )?
-        );
-        return Ok(());
-    }
-    println!("I/Os per operation, model against engine ({} records, {} operations, {} bytes of engine memory)", a.records, a.ops, a.memory);
-    println!(
-        "{:<7} {:<20} {:>10} {:>10} {:>9}  over-est.  {:>15} {:>15} {:>15}",
-        "class",
-        "workload",
-        "predicted",
-        "measured",
-        "accuracy",
-        "lookup p/m",
-        "scan p/m",
-        "write p/m"
-    );
-    let mut by_class: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
-    for r in &rows {
-        let acc = r["accuracy"].as_f64().unwrap_or(f64::NAN);
-        let pm = |k: &str| match (r[k]["predicted"].as_f64(), r[k]["measured"].as_f64()) {
-            (Some(p), Some(m)) => format!("{p:.2}/{m:.2}"),
-            _ => "-".to_string(),
-        };
-        println!(
-            "{:<7} {:<20} {:>10.3} {:>10.3} {:>8.1}%  {:<9}  {:>15} {:>15} {:>15}",
-            r["class"].as_str().unwrap_or(""),
-            r["workload"].as_str().unwrap_or(""),
-            r["predicted"].as_f64().unwrap_or(f64::NAN),
-            r["measured"].as_f64().unwrap_or(f64::NAN),
-            acc * 100.0,
-            if r["overestimated"].as_bool().unwrap_or(false) {
-                "yes"
-            } else {
-                "no"
-            },
-            pm("lookup"),
-            pm("scan"),
-            pm("write"),
-        );
-        if acc.is_finite() {
-            by_class
-                .entry(r["class"].as_str().unwrap_or("").to_string())
-                .or_default()
-                .push(acc.max(0.0));
-        }
-    }
-    for (c, v) in by_class {
-        println!(
-            "mean accuracy {c}: {:.1}%",
-            100.0 * v.iter().sum::<f64>() / v.len() as f64
-        );
-    }
-    Ok(())
 }
 
 /// Arguments of `cosine calibrate`.

@@ -36,7 +36,7 @@ enum Command {
     /// YCSB core workloads on the engine: throughput, latency percentiles, I/Os per operation.
     Bench(crate::bench_cmd::BenchArgs),
     /// The model's I/O predictions against the engine's measured I/Os, per design class and workload.
-    Validate(crate::bench_cmd::ValidateArgs),
+    Validate(crate::validate_cmd::ValidateArgs),
     /// Algorithm 1: learns phi per design class and operation type on this machine.
     Calibrate(crate::bench_cmd::CalibrateArgs),
     /// Lists the named workloads.
@@ -190,7 +190,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Serve(a) => crate::serve_cmd::run(a),
         Command::Generate(a) => crate::generate_cmd::run(a),
         Command::Bench(a) => crate::bench_cmd::bench(a),
-        Command::Validate(a) => crate::bench_cmd::validate(a),
+        Command::Validate(a) => crate::validate_cmd::validate(a),
         Command::Calibrate(a) => crate::bench_cmd::calibrate(a),
         Command::Workloads => {
             for n in workload_names() {

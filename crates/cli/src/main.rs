@@ -8,6 +8,7 @@ mod generate_cmd;
 mod plot;
 mod search_cmd;
 mod serve_cmd;
+mod validate_cmd;
 
 use clap::error::ErrorKind;
 use clap::Parser;

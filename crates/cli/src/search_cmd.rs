@@ -254,19 +254,37 @@ pub fn run(a: SearchArgs) -> Result<()> {
     );
     for (b, f) in &r.baselines {
         match cosine_search::continuum::best_within(f, a.budget) {
-            Some(c) => println!(
-                "  {:<11} {:<6} {:<28} ${:>10.2}/month {:>14.0} ops/s   {}",
-                b.name(),
-                c.provider,
-                c.describe(),
-                c.monthly_usd(),
-                c.throughput,
-                match speedup(r.best.as_ref(), Some(c)) {
-                    Some(x) if x >= 1.0 => format!("Cosine is {x:.1}x faster"),
-                    Some(x) if x > 0.0 => format!("Cosine is {:.1}x slower", 1.0 / x),
-                    _ => "no Cosine configuration to compare".to_string(),
+            Some(c) => {
+                println!(
+                    "  {:<11} {:<6} {:<28} ${:>10.2}/month {:>14.0} ops/s   {}",
+                    b.name(),
+                    c.provider,
+                    c.describe(),
+                    c.monthly_usd(),
+                    c.throughput,
+                    match speedup(r.best.as_ref(), Some(c)) {
+                        Some(x) if x >= 1.0 => format!("Cosine is {x:.1}x faster"),
+                        Some(x) if x > 0.0 => format!("Cosine is {:.1}x slower", 1.0 / x),
+                        _ => "no Cosine configuration to compare".to_string(),
+                    }
+                );
+                // where the margin comes from: the I/Os each operation costs, and the CPU's parallel share
+                if let (Some(best), Some(mine)) = (&r.best, c.parts.first()) {
+                    let ours = &best.parts[0].design;
+                    println!(
+                        "  {:<11} {:.3} I/Os per op (Cosine {:.3}: {}), phi {:.3} (Cosine {:.3})",
+                        "",
+                        mine.design.io_per_op,
+                        ours.io_per_op,
+                        match mine.design.io_per_op / ours.io_per_op.max(1e-12) {
+                            x if x >= 1.0 => format!("{x:.1}x fewer"),
+                            x => format!("{:.1}x more", 1.0 / x.max(1e-12)),
+                        },
+                        mine.design.phi,
+                        ours.phi
+                    );
                 }
-            ),
+            }
             None => println!("  {:<11} cannot run within this budget", b.name()),
         }
     }

@@ -171,7 +171,27 @@ pub struct Design {
     pub class: Option<DesignClass>,
 }
 
+/// Entry size Algorithm 3 assumes for a design that does not record its class (the engine opening a directory
+/// does not know the data's entry size).
+pub const ASSUMED_ENTRY_BYTES: u64 = 128;
+
 impl Design {
+    /// Whether the engine runs this design as a log-structured hash table (hash-indexed log buffer, a hash
+    /// index per file, no filters): its recorded class, else Algorithm 3 (no filters and T above the entries
+    /// per block) with [`ASSUMED_ENTRY_BYTES`]-byte entries. The engine and the cost model both decide by this
+    /// rule, so a design is priced as the shape it runs as.
+    pub fn runs_as_lsh(&self) -> bool {
+        let class = self.class.unwrap_or_else(|| {
+            DesignClass::classify(
+                self.filter_bytes,
+                0,
+                self.size_ratio,
+                (self.block_bytes / ASSUMED_ENTRY_BYTES).max(1),
+            )
+        });
+        class == DesignClass::Lsh
+    }
+
     /// A RocksDB-like leveled LSM-tree (T = 10, K = Z = 1, 10 bits per key, filters per file).
     pub fn rocksdb_like(buffer_bytes: u64, filter_bytes: u64, fence_bytes: u64) -> Self {
         Design {
@@ -474,6 +494,21 @@ impl From<Design> for DesignOut {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_rule_decides_whether_a_design_runs_as_lsh() {
+        let mut d = Design::rocksdb_like(1 << 20, 0, 1 << 20);
+        d.class = None;
+        d.size_ratio = 14;
+        // 4 KiB blocks hold 32 assumed entries: T = 14 is a tree without filters, not a hash log
+        assert!(!d.runs_as_lsh());
+        d.size_ratio = 1000;
+        assert!(d.runs_as_lsh());
+        d.filter_bytes = 1 << 10;
+        assert!(!d.runs_as_lsh());
+        d.class = Some(DesignClass::Lsh);
+        assert!(d.runs_as_lsh());
+    }
+
     use super::*;
 
     #[test]

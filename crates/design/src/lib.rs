@@ -11,7 +11,7 @@ pub mod workload;
 
 pub use design::{
     Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy,
-    MAX_KEY_BYTES, MAX_VALUE_BYTES,
+    ASSUMED_ENTRY_BYTES, MAX_KEY_BYTES, MAX_VALUE_BYTES,
 };
 pub use error::{DesignError, Result};
 pub use named::{endure_workload, named_workload, workload_names, ENDURE_EXPECTED};
