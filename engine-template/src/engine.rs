@@ -554,6 +554,10 @@ impl Drop for Inserting {
 struct Residency {
     hot_levels: usize,
     resident_runs: Vec<usize>,
+    /// The first run that did not fit whole: (level index, run index, its leading files that do fit). A
+    /// level's last run is often most of the data; keeping part of its fences in memory saves the index
+    /// block on that part of the lookups, instead of none.
+    partial: Option<(usize, usize, usize)>,
 }
 
 /// Pages through a live buffer in key order for a scan: it copies a chunk of entries at a time (first the
@@ -1024,13 +1028,22 @@ impl Inner {
         // cold; like the cost model, residency does not weigh it)
         let mut left = self.design.fence_bytes;
         for (i, level) in v.levels.iter().enumerate() {
-            for run in &level.runs {
+            for (j, run) in level.runs.iter().enumerate() {
                 let need: u64 = run.files.iter().map(|f| f.meta.fence_bytes).sum();
                 if need > left {
                     let hot_levels = i + usize::from(resident_runs[i] > 0);
+                    // the files of this run that still fit, in key order
+                    let fit = run
+                        .files
+                        .iter()
+                        .scan(left, |room, f| {
+                            (f.meta.fence_bytes <= *room).then(|| *room -= f.meta.fence_bytes)
+                        })
+                        .count();
                     return Residency {
                         hot_levels,
                         resident_runs,
+                        partial: (fit > 0).then_some((i, j, fit)),
                     };
                 }
                 left -= need;
@@ -1040,6 +1053,7 @@ impl Inner {
         Residency {
             hot_levels: v.levels.len().max(1) + 8,
             resident_runs,
+            partial: None,
         }
     }
 
@@ -1051,12 +1065,15 @@ impl Inner {
     fn set_residency(&self, v: &Version) -> Result<()> {
         let r = self.residency(v);
         let filters = self.design.filter_bytes > 0 && !self.lsh;
-        for (level, resident) in v.levels.iter().zip(&r.resident_runs) {
+        for (i, (level, resident)) in v.levels.iter().zip(&r.resident_runs).enumerate() {
             for (j, run) in level.runs.iter().enumerate() {
-                for f in &run.files {
+                for (k, f) in run.files.iter().enumerate() {
+                    let in_budget = j < *resident
+                        || r.partial
+                            .is_some_and(|(pi, pj, n)| (pi, pj) == (i, j) && k < n);
                     // files of an LSH design without a hash index (written by another design before an
                     // adaptation) stay cold
-                    let hot = j < *resident && (!self.lsh || f.has_hash_index());
+                    let hot = in_budget && (!self.lsh || f.has_hash_index());
                     f.set_residency(hot, filters)?;
                 }
             }

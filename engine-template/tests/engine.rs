@@ -425,3 +425,39 @@ fn lsh_hash_indexes_stay_within_m_fp() {
         );
     }
 }
+
+#[test]
+fn a_run_larger_than_m_fp_keeps_the_fences_of_the_files_that_fit() {
+    let n = 6000;
+    let (_, mut design) = common::shapes()
+        .into_iter()
+        .find(|(name, _)| *name == "rocksdb-like")
+        .unwrap();
+    // measure the fences of the settled tree with room for all of them
+    let dir = tempfile::tempdir().unwrap();
+    let e = common::open_unsynced(dir.path(), &design).unwrap();
+    fill(&e, n);
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    let all = e.stats().memory.fence_bytes as u64;
+    e.close().unwrap();
+    // reopen with room for about half of them: part of the last run stays hot, not none of it
+    design.fence_bytes = all / 2;
+    let e = Engine::open(dir.path(), &design).unwrap();
+    let before = e.stats();
+    for i in 0..n {
+        assert_eq!(e.get(&key(i)).unwrap(), expected(i), "key {i}");
+    }
+    let s = e.stats();
+    assert!(
+        s.memory.fence_bytes as u64 <= design.fence_bytes + 4 * 1024,
+        "{:?}",
+        s.memory
+    );
+    let index_reads = (s.index_reads() - before.index_reads()) as f64 / n as f64;
+    assert!(
+        index_reads > 0.1 && index_reads < 0.9,
+        "index blocks per lookup {index_reads}: {:?}",
+        s.levels
+    );
+}

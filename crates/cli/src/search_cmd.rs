@@ -272,16 +272,14 @@ pub fn run(a: SearchArgs) -> Result<()> {
                 if let (Some(best), Some(mine)) = (&r.best, c.parts.first()) {
                     let ours = &best.parts[0].design;
                     println!(
-                        "  {:<11} {:.3} I/Os per op (Cosine {:.3}: {}), phi {:.3} (Cosine {:.3})",
+                        "  {:<11} {:.3} I/Os per op against Cosine's {:.3}; phi {:.3} against Cosine's {:.3}; {} vCPUs against {}",
                         "",
                         mine.design.io_per_op,
                         ours.io_per_op,
-                        match mine.design.io_per_op / ours.io_per_op.max(1e-12) {
-                            x if x >= 1.0 => format!("{x:.1}x fewer"),
-                            x => format!("{:.1}x more", 1.0 / x.max(1e-12)),
-                        },
                         mine.design.phi,
-                        ours.phi
+                        ours.phi,
+                        c.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
+                        best.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
                     );
                 }
             }
