@@ -532,8 +532,17 @@ impl DistributionAware {
             // skips it
             let cold = lsh_cold_fraction(design, shape);
             let cold_runs = cold * runs;
+            // the share of lookups whose key lies in the cold (oldest) runs: the data's share, except that
+            // "latest" reads favour the newest keys, which the resident runs hold
+            let reach = match (&workload.reads, q.latest_as_zipfian) {
+                (KeyDistribution::Latest { theta }, false) if cold > 0.0 => {
+                    let n = shape.entries.max(1.0);
+                    1.0 - harmonic((n * (1.0 - cold)).max(1.0), *theta) / harmonic(n, *theta)
+                }
+                _ => cold,
+            };
             // its own index block, and on average half the other cold runs at two blocks each
-            let lookup = lookup * (1.0 + cold * (1.0 + (cold_runs - 1.0).max(0.0)));
+            let lookup = lookup * (1.0 + reach * (1.0 + (cold_runs - 1.0).max(0.0)));
             PerOp {
                 lookup,
                 empty_lookup: 2.0 * cold_runs,
