@@ -769,7 +769,12 @@ pub mod wt {
             })
         }
 
-        fn key_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
+        /// The cursor's current key (`get_key`) or value (`get_value`), copied out.
+        fn item_of(
+            c: *mut Cursor,
+            get: unsafe extern "C" fn(*mut Cursor, ...) -> c_int,
+            what: &str,
+        ) -> Result<Vec<u8>, String> {
             unsafe {
                 let mut out = Item {
                     data: std::ptr::null(),
@@ -778,23 +783,17 @@ pub mod wt {
                     memsize: 0,
                     flags: 0,
                 };
-                check(((*c).get_key)(c, &mut out as *mut Item), "get_key")?;
+                check(get(c, &mut out as *mut Item), what)?;
                 Ok(std::slice::from_raw_parts(out.data as *const u8, out.size).to_vec())
             }
         }
 
+        fn key_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
+            Self::item_of(c, unsafe { (*c).get_key }, "get_key")
+        }
+
         fn value_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
-            unsafe {
-                let mut out = Item {
-                    data: std::ptr::null(),
-                    size: 0,
-                    mem: null_mut(),
-                    memsize: 0,
-                    flags: 0,
-                };
-                check(((*c).get_value)(c, &mut out as *mut Item), "get_value")?;
-                Ok(std::slice::from_raw_parts(out.data as *const u8, out.size).to_vec())
-            }
+            Self::item_of(c, unsafe { (*c).get_value }, "get_value")
         }
     }
 
