@@ -9,7 +9,7 @@
 #![warn(missing_docs)]
 
 use crossbeam_skiplist::SkipMap;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,10 +35,12 @@ pub const fn alloc_bytes(n: usize) -> usize {
     }
 }
 
-/// Heap bytes of one skiplist node: the key's and the value's `Vec` headers, the sequence number, the
-/// reference count and a tower of two pointers on average (a node's height is geometric with p = 1/2).
-pub const SKIPLIST_NODE_BYTES: usize =
-    alloc_bytes(std::mem::size_of::<Vec<u8>>() + std::mem::size_of::<Versioned>() + 8 + 2 * 8);
+/// Heap bytes of one skiplist node: the key's and the value's `Vec` headers, the sequence number and the
+/// cell's lock, the reference count and a tower of two pointers on average (a node's height is geometric with
+/// p = 1/2).
+pub const SKIPLIST_NODE_BYTES: usize = alloc_bytes(
+    std::mem::size_of::<Vec<u8>>() + std::mem::size_of::<Mutex<Versioned>>() + 8 + 2 * 8,
+);
 
 /// Heap bytes of an entry's key and value allocations.
 fn payload_bytes(key: &[u8], value: &Option<Vec<u8>>) -> usize {
@@ -83,9 +85,11 @@ pub trait WriteBuffer: Send + Sync {
     }
 }
 
-/// A sorted buffer on a lock-free skiplist.
+/// A sorted buffer on a lock-free skiplist. A key's node is never replaced: the skiplist's replace unlinks the
+/// old node before it links the new one, and a reader in between would find no version in the buffer and read
+/// an older one from disk. A newer version is written into the node's own cell instead.
 pub struct SortedBuffer {
-    map: SkipMap<Vec<u8>, Versioned>,
+    map: SkipMap<Vec<u8>, Mutex<Versioned>>,
     bytes: AtomicUsize,
     capacity: usize,
 }
@@ -118,12 +122,24 @@ fn in_range(key: &[u8], start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
 impl WriteBuffer for SortedBuffer {
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
         let add = charge(&key, &value);
-        let old = match self.map.get(&key) {
-            Some(e) if e.value().0 > seq => return,
-            Some(e) => Some(charge(e.key(), &e.value().1)),
+        // a new key gets its node; an existing one (or one another writer inserts meanwhile) has its cell
+        // updated in place, never unlinked
+        let mut mine = Some((seq, value));
+        let e = self
+            .map
+            .get_or_insert_with(key, || Mutex::new(mine.take().unwrap_or((seq, None))));
+        let old = match mine {
             None => None,
+            Some((seq, value)) => {
+                let mut cell = e.value().lock();
+                if cell.0 > seq {
+                    return;
+                }
+                let old = charge(e.key(), &cell.1);
+                *cell = (seq, value);
+                Some(old)
+            }
         };
-        self.map.insert(key, (seq, value));
         self.bytes.fetch_add(add, Ordering::Relaxed);
         if let Some(old) = old {
             self.bytes.fetch_sub(
@@ -134,7 +150,7 @@ impl WriteBuffer for SortedBuffer {
     }
 
     fn get(&self, key: &[u8]) -> Option<Versioned> {
-        self.map.get(key).map(|e| e.value().clone())
+        self.map.get(key).map(|e| e.value().lock().clone())
     }
 
     fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>, limit: usize) -> Vec<BufferEntry> {
@@ -154,16 +170,18 @@ impl WriteBuffer for SortedBuffer {
             .range((owned(start), owned(end)))
             .filter(|e| in_range(e.key(), start, end))
             .take(limit)
-            .map(|e| (e.key().clone(), e.value().0, e.value().1.clone()))
+            .map(|e| {
+                let (seq, v) = e.value().lock().clone();
+                (e.key().clone(), seq, v)
+            })
             .collect()
     }
 
     fn sorted_iter(&self) -> Box<dyn Iterator<Item = BufferEntry> + Send + '_> {
-        Box::new(
-            self.map
-                .iter()
-                .map(|e| (e.key().clone(), e.value().0, e.value().1.clone())),
-        )
+        Box::new(self.map.iter().map(|e| {
+            let (seq, v) = e.value().lock().clone();
+            (e.key().clone(), seq, v)
+        }))
     }
 
     fn bytes(&self) -> usize {

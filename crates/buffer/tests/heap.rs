@@ -79,3 +79,36 @@ fn buffers_report_the_heap_they_hold() {
         );
     }
 }
+
+/// A reader racing writers of the same key always finds a version in the buffer, never an older one than it
+/// found before (a skiplist replace that unlinks the old node before linking the new one fails this).
+#[test]
+fn a_key_being_updated_never_disappears_from_the_buffer() {
+    use cosine_buffer::{SortedBuffer, WriteBuffer};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let b = std::sync::Arc::new(SortedBuffer::new(usize::MAX));
+    b.insert(b"hot".to_vec(), 1, Some(b"v1".to_vec()));
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2u64)
+        .map(|t| {
+            let (b, done) = (b.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut seq = 2 + t;
+                while !done.load(Ordering::Relaxed) {
+                    b.insert(b"hot".to_vec(), seq, Some(seq.to_le_bytes().to_vec()));
+                    seq += 2;
+                }
+            })
+        })
+        .collect();
+    let mut last = 0;
+    for _ in 0..300_000 {
+        let (seq, _) = b.get(b"hot").expect("the key vanished while being updated");
+        assert!(seq >= last, "version {seq} after {last}");
+        last = seq;
+    }
+    done.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+}
