@@ -30,6 +30,24 @@ fn fill(e: &Engine, n: u32) {
     }
 }
 
+/// The test design of the shape `name`.
+fn shape(name: &str) -> Design {
+    common::shapes()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, d)| d)
+        .expect("a shape of tests/common")
+}
+
+/// Loads `n` keys into `dir` (`fill`), flushed and compacted.
+fn settled(dir: &std::path::Path, design: &Design, n: u32) -> Engine {
+    let e = common::open_unsynced(dir, design).unwrap();
+    fill(&e, n);
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    e
+}
+
 fn expected(i: u32) -> Option<Vec<u8>> {
     if i.is_multiple_of(5) {
         None
@@ -384,19 +402,13 @@ fn fences_stay_in_memory_run_by_run_within_m_fp() {
 #[test]
 fn lsh_hash_indexes_stay_within_m_fp() {
     let n = 6000;
-    let (_, mut design) = common::shapes()
-        .into_iter()
-        .find(|(name, _)| *name == "lsh-like")
-        .unwrap();
+    let mut design = shape("lsh-like");
     // a few runs of 64 KiB flushes, and room for the index entries (8 bytes a key) of about a third of them
     design.buffer_bytes = 128 << 10;
     design.fence_bytes = 24 << 10;
     design.file_bytes = 32 << 10;
     let dir = tempfile::tempdir().unwrap();
-    let e = common::open_unsynced(dir.path(), &design).unwrap();
-    fill(&e, n);
-    e.flush().unwrap();
-    e.wait_for_compactions().unwrap();
+    let e = settled(dir.path(), &design, n);
     let before = e.stats();
     for i in 0..n {
         assert_eq!(e.get(&key(i)).unwrap(), expected(i), "key {i}");
@@ -429,16 +441,10 @@ fn lsh_hash_indexes_stay_within_m_fp() {
 #[test]
 fn a_run_larger_than_m_fp_keeps_the_fences_of_the_files_that_fit() {
     let n = 6000;
-    let (_, mut design) = common::shapes()
-        .into_iter()
-        .find(|(name, _)| *name == "rocksdb-like")
-        .unwrap();
+    let mut design = shape("rocksdb-like");
     // measure the fences of the settled tree with room for all of them
     let dir = tempfile::tempdir().unwrap();
-    let e = common::open_unsynced(dir.path(), &design).unwrap();
-    fill(&e, n);
-    e.flush().unwrap();
-    e.wait_for_compactions().unwrap();
+    let e = settled(dir.path(), &design, n);
     let all = e.stats().memory.fence_bytes as u64;
     e.close().unwrap();
     // reopen with room for about half of them: part of the last run stays hot, not none of it

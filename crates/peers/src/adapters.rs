@@ -38,28 +38,38 @@ pub fn proc_io() -> Option<IoCounters> {
     })
 }
 
+/// Polls `idle` every `every` until it has answered true `times` times in a row (a finished compaction may
+/// schedule the next), for at most 600 s: how the harness settles an engine before the timed run.
+pub fn wait_until_idle(
+    what: &str,
+    every: std::time::Duration,
+    times: u32,
+    mut idle: impl FnMut() -> Result<bool, String>,
+) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let mut quiet = 0;
+    while quiet < times {
+        if std::time::Instant::now() > deadline {
+            return Err(format!("{what}: background work still running after 600 s"));
+        }
+        std::thread::sleep(every);
+        quiet = if idle()? { quiet + 1 } else { 0 };
+    }
+    Ok(())
+}
+
 /// Waits until this process has written less than 64 KiB to storage in each of two consecutive half-second
-/// windows (at most 600 s): how the harness settles an engine that has no API reporting pending work.
+/// windows: how the harness settles an engine that has no API reporting pending work.
 pub fn quiet_wait() -> Result<(), String> {
     let written = || proc_io().map_or(0, |c| c.background);
     let mut last = written();
-    let mut quiet = 0;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-    while quiet < 2 {
-        if std::time::Instant::now() > deadline {
-            return Err("still writing after 600 s".into());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
+    wait_until_idle("writes", std::time::Duration::from_millis(500), 2, || {
         let now = written();
         // /proc/self/io counts 4 KiB units here
-        if now.saturating_sub(last) < 16 {
-            quiet += 1;
-        } else {
-            quiet = 0;
-        }
+        let quiet = now.saturating_sub(last) < 16;
         last = now;
-    }
-    Ok(())
+        Ok(quiet)
+    })
 }
 
 #[cfg(feature = "peers")]
@@ -141,7 +151,7 @@ pub fn open(
 
 #[cfg(feature = "peers")]
 mod peers {
-    use super::{proc_io, quiet_wait, Stripes};
+    use super::{proc_io, quiet_wait, wait_until_idle, Stripes};
     use anyhow::Result;
     use cosine_ycsb::{IoCounters, Store};
 
@@ -270,14 +280,9 @@ mod peers {
         /// Flushes the memtable, then waits until RocksDB reports no pending or running flush or compaction.
         fn settle(&self) -> Result<(), String> {
             self.db.flush().map_err(e)?;
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-            while self.pending()? > 0 {
-                if std::time::Instant::now() > deadline {
-                    return Err("rocksdb: compactions still pending after 600 s".into());
-                }
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            Ok(())
+            wait_until_idle("rocksdb", std::time::Duration::from_millis(50), 1, || {
+                Ok(self.pending()? == 0)
+            })
         }
     }
 
@@ -359,20 +364,9 @@ mod peers {
         fn settle(&self) -> Result<(), String> {
             self.db.persist(fjall::PersistMode::SyncAll).map_err(e)?;
             self.ks.rotate_memtable_and_wait().map_err(e)?;
-            let mut quiet = 0;
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
-            while quiet < 2 {
-                if std::time::Instant::now() > deadline {
-                    return Err("fjall: compactions still running after 600 s".into());
-                }
-                std::thread::sleep(std::time::Duration::from_millis(250));
-                if self.db.outstanding_flushes() == 0 && self.db.active_compactions() == 0 {
-                    quiet += 1;
-                } else {
-                    quiet = 0;
-                }
-            }
-            Ok(())
+            wait_until_idle("fjall", std::time::Duration::from_millis(250), 2, || {
+                Ok(self.db.outstanding_flushes() == 0 && self.db.active_compactions() == 0)
+            })
         }
     }
 

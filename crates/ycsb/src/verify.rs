@@ -3,18 +3,19 @@
 //!
 //! A value of record `n`, version `v` is `n` (8 bytes, little-endian), `v` (8 bytes) and filler bytes drawn
 //! from a generator seeded by (n, v), so a reader can rebuild the whole value from its first 16 bytes. The
-//! [`Ledger`] keeps, per record, the highest version issued and the highest acknowledged. Writes to one record
-//! are serialized by the harness (a striped lock around choosing the version and writing it), so the store's
-//! order of a record's versions is the ledger's. Then:
+//! [`Ledger`] keeps, per record, the highest version acknowledged (4 bytes: the harness's own memory counts in
+//! the process's peak). Writes to one record are serialized by the harness (a striped lock around choosing the
+//! version and writing it), so the store's order of a record's versions is the ledger's, and at most one
+//! version beyond the acknowledged one is ever in flight. Then:
 //! - a read of record `n` must return a value of record `n` whose bytes are intact and whose version lies
-//!   between the version acknowledged before the read began and the highest issued when it returned; it may
+//!   between the version acknowledged before the read began and the one in flight when it returned; it may
 //!   miss only if no write of `n` had been acknowledged before it began;
 //! - a scan must return at most the count asked for, keys in strictly increasing order from the start key,
 //!   every value intact and belonging to its key; it may return fewer only if no acknowledged key lies past
 //!   its last key (or its start key, when it returns nothing);
 //! - a read-modify-write checks the value it read as a read does.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard, RwLock};
 
 /// Bytes of a value's header: record number and version.
@@ -23,14 +24,13 @@ pub const HEADER_BYTES: usize = 16;
 const CHUNK: usize = 1 << 16;
 const STRIPES: usize = 4096;
 
-/// Per-record versions: issued and acknowledged.
+/// Per-record version acknowledged (0: none yet).
 #[derive(Default)]
 struct Slot {
-    issued: AtomicU64,
-    acked: AtomicU64,
+    acked: AtomicU32,
 }
 
-/// What the harness knows it wrote: per record the versions issued and acknowledged, the largest key
+/// What the harness knows it wrote: per record the version acknowledged, the largest key
 /// acknowledged, and the locks that serialize writes to one record.
 pub struct Ledger {
     chunks: RwLock<Vec<Box<[Slot]>>>,
@@ -116,14 +116,17 @@ impl Ledger {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The next version of record `n` (call under [`Ledger::lock`]).
+    /// The next version of record `n`: one past the acknowledged one (call under [`Ledger::lock`]; a write
+    /// that failed leaves its version to the next, which writes the same bytes).
     pub fn issue(&self, n: u64) -> u64 {
-        self.with_slot(n, |s| s.issued.fetch_add(1, Ordering::SeqCst) + 1)
+        self.acknowledged(n) + 1
     }
 
     /// Records that the store acknowledged version `version` of record `n`, whose key is `key`.
     pub fn acknowledge(&self, n: u64, version: u64, key: &[u8]) {
-        let first = self.with_slot(n, |s| s.acked.fetch_max(version, Ordering::SeqCst) == 0);
+        let first = self.with_slot(n, |s| {
+            s.acked.fetch_max(version as u32, Ordering::SeqCst) == 0
+        });
         if first {
             let mut m = self.max_key.lock().unwrap_or_else(|p| p.into_inner());
             if key > m.as_slice() {
@@ -134,7 +137,12 @@ impl Ledger {
 
     /// The version of record `n` acknowledged so far (0: none).
     pub fn acknowledged(&self, n: u64) -> u64 {
-        self.with_slot(n, |s| s.acked.load(Ordering::SeqCst))
+        self.with_slot(n, |s| s.acked.load(Ordering::SeqCst) as u64)
+    }
+
+    /// The highest version of record `n` that may exist: the acknowledged one, or the one in flight.
+    fn ceiling(&self, n: u64) -> u64 {
+        self.acknowledged(n) + 1
     }
 
     /// The largest key acknowledged so far.
@@ -160,7 +168,7 @@ impl Ledger {
         if m != n {
             return Err(format!("record {n}: the read returned record {m}'s value"));
         }
-        let ceiling = self.with_slot(n, |s| s.issued.load(Ordering::SeqCst));
+        let ceiling = self.ceiling(n);
         if version < floor {
             return Err(format!(
                 "record {n}: stale version {version}, {floor} was acknowledged before the read"
@@ -168,7 +176,7 @@ impl Ledger {
         }
         if version > ceiling {
             return Err(format!(
-                "record {n}: version {version} was never written (highest issued {ceiling})"
+                "record {n}: version {version} was never written (highest possible {ceiling})"
             ));
         }
         Ok(())
@@ -205,8 +213,7 @@ impl Ledger {
                     "a scan returned record {n}'s value under another key"
                 ));
             }
-            let ceiling = self.with_slot(n, |s| s.issued.load(Ordering::SeqCst));
-            if version == 0 || version > ceiling {
+            if version == 0 || version > self.ceiling(n) {
                 return Err(format!(
                     "record {n}: a scan returned version {version}, never written"
                 ));
