@@ -1251,6 +1251,9 @@ impl Inner {
                 std::thread::yield_now();
             }
             self.flush_buffer(&buffer)?;
+            // the buffer's last holder may be this thread: drop it, then hand its pages back
+            drop(buffer);
+            crate::heap::release_freed();
             let _g = self.work.lock();
             self.done_cv.notify_all();
             self.work_cv.notify_all();

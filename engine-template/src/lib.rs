@@ -15,6 +15,7 @@
 
 mod engine;
 mod error;
+mod heap;
 pub mod manifest;
 mod stats;
 pub mod storage;

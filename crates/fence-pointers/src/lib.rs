@@ -78,6 +78,23 @@ impl Fences {
         Self::default()
     }
 
+    /// No fences, with room for `blocks` of them (and their keys, about `key_bytes` in all) reserved.
+    pub fn with_capacity(blocks: usize, key_bytes: usize) -> Self {
+        Fences {
+            arena: Vec::with_capacity(key_bytes),
+            starts: Vec::with_capacity(blocks),
+            handles: Vec::with_capacity(blocks),
+        }
+    }
+
+    /// Gives back the room reserved beyond the fences held, so the heap they take is what
+    /// [`FenceIndex::memory_bytes`] reports (a vector grown by pushes holds up to twice its length).
+    pub fn shrink_to_fit(&mut self) {
+        self.arena.shrink_to_fit();
+        self.starts.shrink_to_fit();
+        self.handles.shrink_to_fit();
+    }
+
     /// Appends the fence of the next block: a lower bound of its keys above every key of the blocks before it.
     pub fn push(&mut self, bound: Vec<u8>, handle: BlockHandle) {
         debug_assert!(self.is_empty() || self.lower_bound(self.len() - 1) <= bound.as_slice());
@@ -335,9 +352,11 @@ impl HashIndex {
         if n > input.len() / 12 + 1 {
             return Err(FenceDecodeError("hash count larger than the section"));
         }
+        // straight to (tag, block): the whole hashes are never held (a 16-byte pair a key would more than
+        // double the transient memory of making a file hot)
         let mut pairs = Vec::with_capacity(n);
         for _ in 0..n {
-            pairs.push((r.u64()?, r.u32()?));
+            pairs.push((tag(r.u64()?), r.u32()?));
         }
         let m = r.u32()? as usize;
         if m > input.len() / 16 + 1 {
@@ -354,7 +373,7 @@ impl HashIndex {
         if pairs.iter().any(|(_, b)| *b as usize >= handles.len()) {
             return Err(FenceDecodeError("block number out of range"));
         }
-        Ok(HashIndex::build(pairs, handles))
+        Ok(HashIndex::from_tags(pairs, handles))
     }
 }
 

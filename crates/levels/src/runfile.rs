@@ -604,13 +604,17 @@ impl RunFile {
     }
 
     fn load_fences(&self) -> Result<Fences> {
-        let mut all = Fences::new();
+        // sized from the file's block count and its fence keys' length, so the fences' heap is what they count
+        let key_bytes = self.meta.min_key.len().max(self.meta.max_key.len()) + 1;
+        let blocks = self.meta.data_blocks as usize;
+        let mut all = Fences::with_capacity(blocks, blocks * key_bytes);
         for i in 0..self.top.0.len() {
             let ib = self.read_index_block(self.top.0.handle(i))?;
             for j in 0..ib.len() {
                 all.push(ib.lower_bound(j).to_vec(), ib.handle(j));
             }
         }
+        all.shrink_to_fit();
         Ok(all)
     }
 
