@@ -123,6 +123,10 @@ pub struct PhiLibrary {
     pub machine: String,
     /// φ per class or system.
     pub entries: BTreeMap<String, PhiEntry>,
+    /// What the calibration said about a value, keyed `entry.op` (e.g. `rocksdb.insert`): a measurement
+    /// outside [0, 1] that was bounded, or rounds that disagreed. Empty when every value was measured cleanly.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, String>,
 }
 
 impl Default for PhiLibrary {
@@ -146,6 +150,7 @@ impl PhiLibrary {
         PhiLibrary {
             machine: "Cosine authors' reference values (cloud-demo-2021)".into(),
             entries,
+            notes: BTreeMap::new(),
         }
     }
 
@@ -212,6 +217,14 @@ impl PhiLibrary {
     pub fn get(&self, name: &str) -> Option<PhiEntry> {
         self.entries.get(name).copied()
     }
+
+    /// The calibration's notes on `name`'s values, as (operation, note).
+    pub fn notes_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        self.notes.iter().filter_map(move |(k, v)| {
+            let (entry, op) = k.split_once('.')?;
+            (entry == name).then_some((op, v.as_str()))
+        })
+    }
 }
 
 #[cfg(test)]
@@ -240,6 +253,21 @@ mod tests {
             PhiLibrary::paper()
         );
         assert!(PhiLibrary::named_or_file("/nonexistent/phi.json").is_err());
+    }
+
+    #[test]
+    fn notes_round_trip_and_are_left_out_when_empty() {
+        let mut l = PhiLibrary::paper();
+        let clean = serde_json::to_string(&l).unwrap();
+        assert!(!clean.contains("notes"), "{clean}");
+        l.notes.insert("rocksdb.insert".into(), "measured -0.2, kept as 0".into());
+        let back = PhiLibrary::from_json(&serde_json::to_string(&l).unwrap()).unwrap();
+        assert_eq!(back, l);
+        assert_eq!(
+            back.notes_of("rocksdb").collect::<Vec<_>>(),
+            vec![("insert", "measured -0.2, kept as 0")]
+        );
+        assert_eq!(back.notes_of("rocks").count(), 0);
     }
 
     #[test]

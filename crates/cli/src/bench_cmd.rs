@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
-use cosine_cost_model::cpu::{PhiEntry, PhiLibrary};
+use cosine_cost_model::cpu::PhiLibrary;
 use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
 use cosine_engine::{Engine, Options, SyncMode};
 use cosine_ycsb::{
@@ -527,12 +527,11 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
             },
             |op, phi| {
                 let _ = std::fs::remove_dir_all(dir_of(op));
-                println!("  {class:<7} {op:<13} phi {phi:.3}");
+                println!("{}", cosine_ycsb::phi_line(class.as_str(), op, phi));
             },
         )
         .map_err(|e| anyhow!(e))?;
-        lib.entries
-            .insert(class.to_string(), PhiEntry::from_ops(phis));
+        cosine_ycsb::record_phi(&mut lib, class.as_str(), &phis);
     }
     lib.machine = format!(
         "{} cores, {} GiB; cosine calibrate{} on {} (Algorithm 1: phi from the speedup of 1..{eta} threads)",

@@ -305,6 +305,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
             )
         }
     );
+    // a value the calibration bounded or found noisy is said so beside the margin it explains
+    for (key, note) in &phi.notes {
+        println!("  phi {key}: {note}");
+    }
     if let Some((label, c)) = &target {
         println!("\ncheapest configuration that meets the {label}:");
         match c {

@@ -116,12 +116,11 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
             },
             |op, phi| {
                 let _ = std::fs::remove_dir_all(dir_of(op));
-                eprintln!("  {e:<10} {op:<13} phi {phi:.3}");
+                eprintln!("{}", cosine_ycsb::phi_line(e, op, phi));
             },
         )
         .map_err(|x| anyhow::anyhow!(x))?;
-        lib.entries
-            .insert(e.clone(), cosine_cost_model::cpu::PhiEntry::from_ops(phis));
+        cosine_ycsb::record_phi(&mut lib, e, &phis);
         lib.machine = format!(
             "{}; {e} by cosine-peers --calibrate-phi ({} records, {} operations per measurement)",
             lib.machine, a.records, a.ops

@@ -503,21 +503,33 @@ pub fn calibration_workload(op: &str, records: u64, ops: u64) -> Option<CoreWork
 /// time over the rounds (a shared machine only ever slows a run down, so the fastest is the least disturbed).
 pub const CALIBRATION_ROUNDS: usize = 3;
 
+/// Algorithm 1's timings of one operation type: the speedup of c threads over one, per thread count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Speedups {
+    /// (c, T(1)/T(c)) from each thread count's best time over the rounds, for c = 2..=η.
+    pub best: Vec<(usize, f64)>,
+    /// The same ratio within each round alone (one run per thread count), for c = 2..=η: its spread says how
+    /// much the machine's noise moved the measurement.
+    pub rounds: Vec<Vec<(usize, f64)>>,
+}
+
 /// Algorithm 1's measurement on a store that `w` has been loaded into and settled: the same operations on 1
-/// thread, then on c = 2..=`eta` threads, [`CALIBRATION_ROUNDS`] times over; returns (c, speedup T(1)/T(c))
-/// for each c from the best time of each. Inserts continue after the keys earlier timings inserted, so every
-/// timed insert adds a new key.
+/// thread, then on c = 2..=`eta` threads, [`CALIBRATION_ROUNDS`] times over; returns the speedup T(1)/T(c)
+/// for each c from the best time of each, and within each round. Inserts continue after the keys earlier
+/// timings inserted, so every timed insert adds a new key.
 pub fn measure_speedups(
     store: &dyn Store,
     ledger: &Ledger,
     w: &CoreWorkload,
     eta: usize,
-) -> Result<Vec<(usize, f64)>, String> {
+) -> Result<Speedups, String> {
     let mut w = w.clone();
     let eta = eta.max(2);
     // best[i]: the fastest time on i + 1 threads
     let mut best = vec![f64::INFINITY; eta];
+    let mut rounds = Vec::with_capacity(CALIBRATION_ROUNDS);
     for round in 0..CALIBRATION_ROUNDS {
+        let mut times = vec![f64::INFINITY; eta];
         for (i, t) in best.iter_mut().enumerate() {
             let c = i + 1;
             let r = run_phase(
@@ -534,11 +546,120 @@ pub fn measure_speedups(
             }
             w.inserted_before += r.inserted;
             *t = t.min(r.seconds);
+            times[i] = r.seconds;
+        }
+        rounds.push(
+            (2..=eta)
+                .map(|c| (c, times[0] / times[c - 1].max(1e-9)))
+                .collect(),
+        );
+    }
+    Ok(Speedups {
+        best: (2..=eta)
+            .map(|c| (c, best[0] / best[c - 1].max(1e-9)))
+            .collect(),
+        rounds,
+    })
+}
+
+/// φ of one operation type as Algorithm 1 measured it: the value a φ library keeps (Eq. 2 needs a fraction in
+/// [0, 1]) and what the timings gave before it was bounded, so a speedup below 1 (more threads ran slower) or
+/// above the core count is reported, never hidden.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhiMeasurement {
+    /// φ inverted from the best times (Eq. 2), unbounded: negative when more threads ran slower.
+    pub measured: f64,
+    /// The lowest and highest φ of the single rounds (the spread the machine's noise gives).
+    pub rounds: (f64, f64),
+}
+
+impl PhiMeasurement {
+    /// From Algorithm 1's timings: the mean over c = 2..=η of φ inverted from each speedup.
+    pub fn from_speedups(s: &Speedups) -> Self {
+        let phi_of = |v: &[(usize, f64)]| {
+            let est: Vec<f64> = v
+                .iter()
+                .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(*g, *c as f64))
+                .collect();
+            est.iter().sum::<f64>() / est.len().max(1) as f64
+        };
+        let per_round: Vec<f64> = s.rounds.iter().map(|r| phi_of(r)).collect();
+        let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let measured = phi_of(&s.best);
+        PhiMeasurement {
+            measured,
+            rounds: if per_round.is_empty() {
+                (measured, measured)
+            } else {
+                (lo, hi)
+            },
         }
     }
-    Ok((2..=eta)
-        .map(|c| (c, best[0] / best[c - 1].max(1e-9)))
-        .collect())
+
+    /// The value a φ library keeps: the measurement bounded to [0, 1].
+    pub fn phi(&self) -> f64 {
+        self.measured.clamp(0.0, 1.0)
+    }
+
+    /// What is wrong with the measurement, if anything: outside [0, 1] (and so bounded), or rounds that
+    /// disagree by more than 0.2.
+    pub fn warning(&self) -> Option<String> {
+        let mut w = Vec::new();
+        if self.measured < 0.0 {
+            w.push(format!(
+                "measured {:.3}: more threads ran slower than one (no parallel speedup), kept as 0",
+                self.measured
+            ));
+        } else if self.measured > 1.0 {
+            w.push(format!(
+                "measured {:.3}: a speedup above the core count (caching or noise), kept as 1",
+                self.measured
+            ));
+        }
+        if self.rounds.1 - self.rounds.0 > 0.2 {
+            w.push(format!(
+                "noisy: single rounds gave {:.3} to {:.3}",
+                self.rounds.0, self.rounds.1
+            ));
+        }
+        (!w.is_empty()).then(|| w.join("; "))
+    }
+}
+
+/// Puts one engine's measurements into a φ library: the bounded values as its entry, and a note for each
+/// value that was bounded or noisy (replacing the engine's earlier notes).
+pub fn record_phi(
+    lib: &mut cosine_cost_model::cpu::PhiLibrary,
+    name: &str,
+    measured: &[PhiMeasurement; 5],
+) {
+    lib.entries.insert(
+        name.to_string(),
+        cosine_cost_model::cpu::PhiEntry::from_ops(measured.map(|m| m.phi())),
+    );
+    lib.notes
+        .retain(|k, _| k.split_once('.').map(|(e, _)| e) != Some(name));
+    for (op, m) in CALIBRATION_OPS.iter().zip(measured) {
+        if let Some(w) = m.warning() {
+            lib.notes.insert(format!("{name}.{op}"), w);
+        }
+    }
+}
+
+/// One line for a calibration's progress: the φ kept, and the warning if the measurement has one.
+pub fn phi_line(name: &str, op: &str, m: &PhiMeasurement) -> String {
+    let mut line = format!(
+        "  {name:<10} {op:<13} phi {:.3} (rounds {:.3}-{:.3})",
+        m.phi(),
+        m.rounds.0,
+        m.rounds.1
+    );
+    if let Some(w) = m.warning() {
+        line.push_str("  WARNING: ");
+        line.push_str(&w);
+    }
+    line
 }
 
 /// What [`calibrate`] asks its `open` for: a fresh store to load, then the same directory again for the timings.
@@ -570,17 +691,20 @@ pub fn calibration_write_bytes(op: &str, w: &CoreWorkload, eta: usize) -> u64 {
 
 /// Algorithm 1 for one engine: for each of [`CALIBRATION_OPS`], `open` a fresh store
 /// ([`CalibrationStage::Load`]), load `records` on `eta` threads, settle, close it, `open` it again for the
-/// timings ([`CalibrationStage::Time`]), time the operation on 1..=`eta` threads and invert Eq. 2. Returns φ
-/// per operation (clamped to [0, 1], averaged over c) in [`CALIBRATION_OPS`]' order; `done` hears each one
-/// after its store is dropped (to remove its directory and report it).
+/// timings ([`CalibrationStage::Time`]), time the operation on 1..=`eta` threads and invert Eq. 2. Returns the
+/// measurement per operation (averaged over c, unbounded, with the rounds' spread) in [`CALIBRATION_OPS`]'
+/// order; `done` hears each one after its store is dropped (to remove its directory and report it).
 pub fn calibrate(
     records: u64,
     ops: u64,
     eta: usize,
     mut open: impl FnMut(&str, &CoreWorkload, CalibrationStage) -> Result<Box<dyn Store>, String>,
-    mut done: impl FnMut(&str, f64),
-) -> Result<[f64; 5], String> {
-    let mut phis = [0.0; 5];
+    mut done: impl FnMut(&str, &PhiMeasurement),
+) -> Result<[PhiMeasurement; 5], String> {
+    let mut phis = [PhiMeasurement {
+        measured: 0.0,
+        rounds: (0.0, 0.0),
+    }; 5];
     for (slot, op) in phis.iter_mut().zip(CALIBRATION_OPS) {
         let w = calibration_workload(op, records, ops).expect("a calibration operation");
         let store = open(op, &w, CalibrationStage::Load)?;
@@ -590,20 +714,50 @@ pub fn calibrate(
         drop(store);
         let write_room = calibration_write_bytes(op, &w, eta);
         let store = open(op, &w, CalibrationStage::Time { write_room })?;
-        let estimates: Vec<f64> = measure_speedups(store.as_ref(), &ledger, &w, eta)?
-            .into_iter()
-            .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(g, c as f64))
-            .map(|phi| phi.clamp(0.0, 1.0))
-            .collect();
+        let speedups = measure_speedups(store.as_ref(), &ledger, &w, eta)?;
         drop(store);
-        *slot = estimates.iter().sum::<f64>() / estimates.len().max(1) as f64;
-        done(op, *slot);
+        *slot = PhiMeasurement::from_speedups(&speedups);
+        done(op, slot);
     }
     Ok(phis)
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_slowdown_or_a_noisy_phi_is_reported_not_hidden() {
+        use super::{record_phi, PhiMeasurement, Speedups};
+        // two threads ran slower than one: Eq. 2 gives a negative φ, which is kept as 0 and said so
+        let slower = PhiMeasurement::from_speedups(&Speedups {
+            best: vec![(2, 0.8)],
+            rounds: vec![vec![(2, 0.8)], vec![(2, 0.75)], vec![(2, 0.7)]],
+        });
+        assert!((slower.measured - (-0.5)).abs() < 1e-9, "{slower:?}");
+        assert_eq!(slower.phi(), 0.0);
+        assert!(slower.warning().unwrap().contains("ran slower"));
+        // rounds that disagree are flagged even when the best times give a clean value
+        let noisy = PhiMeasurement::from_speedups(&Speedups {
+            best: vec![(2, 1.6)],
+            rounds: vec![vec![(2, 1.1)], vec![(2, 1.6)], vec![(2, 1.9)]],
+        });
+        assert!((noisy.phi() - 0.75).abs() < 1e-9);
+        assert!(noisy.warning().unwrap().contains("noisy"));
+        let clean = PhiMeasurement::from_speedups(&Speedups {
+            best: vec![(2, 1.8)],
+            rounds: vec![vec![(2, 1.75)], vec![(2, 1.8)], vec![(2, 1.78)]],
+        });
+        assert_eq!(clean.warning(), None);
+        // the library keeps the bounded value and a note; a new measurement replaces the old notes
+        let mut lib = cosine_cost_model::cpu::PhiLibrary::paper();
+        record_phi(&mut lib, "rocksdb", &[clean, slower, clean, noisy, clean]);
+        assert_eq!(lib.entries["rocksdb"].insert, 0.0);
+        assert!(lib.notes["rocksdb.insert"].contains("kept as 0"));
+        assert!(lib.notes.contains_key("rocksdb.rmw"));
+        assert_eq!(lib.notes_of("rocksdb").count(), 2);
+        record_phi(&mut lib, "rocksdb", &[clean; 5]);
+        assert!(lib.notes.is_empty());
+    }
+
     #[test]
     fn calibration_workloads_measure_one_operation_each() {
         for op in super::CALIBRATION_OPS {
