@@ -260,7 +260,8 @@ mod tests {
         let mut l = PhiLibrary::paper();
         let clean = serde_json::to_string(&l).unwrap();
         assert!(!clean.contains("notes"), "{clean}");
-        l.notes.insert("rocksdb.insert".into(), "measured -0.2, kept as 0".into());
+        l.notes
+            .insert("rocksdb.insert".into(), "measured -0.2, kept as 0".into());
         let back = PhiLibrary::from_json(&serde_json::to_string(&l).unwrap()).unwrap();
         assert_eq!(back, l);
         assert_eq!(
