@@ -305,9 +305,30 @@ pub fn run(a: SearchArgs) -> Result<()> {
             )
         }
     );
-    // a value the calibration bounded or found noisy is said so beside the margin it explains
-    for (key, note) in &phi.notes {
-        println!("  phi {key}: {note}");
+    // a value the calibration had to bound (no speedup, or more than the cores) is said so beside the margin
+    // it explains, for the systems shown and Cosine's pick; noisy values are counted, the library lists them
+    let mut shown: Vec<String> = r
+        .baselines
+        .iter()
+        .map(|(b, _)| b.phi_key().to_string())
+        .collect();
+    if let Some(best) = &r.best {
+        shown.push(best.parts[0].design.class.as_str().to_string());
+    }
+    let mut noisy = 0;
+    for key in &shown {
+        for (op, note) in phi.notes_of(key) {
+            match note.split_once("; noisy") {
+                Some((bounded, _)) if bounded.starts_with("measured") => {
+                    println!("  phi {key}.{op}: {bounded}")
+                }
+                _ if note.starts_with("measured") => println!("  phi {key}.{op}: {note}"),
+                _ => noisy += 1,
+            }
+        }
+    }
+    if noisy > 0 {
+        println!("  {noisy} more of these phi values came from rounds that disagreed by over 0.2 (the library's notes list them)");
     }
     if let Some((label, c)) = &target {
         println!("\ncheapest configuration that meets the {label}:");

@@ -1,0 +1,169 @@
+//! Memory policy: which runs keep their fence pointers and filters within M_FP and M_BF, and the writer
+//! options (Monkey's bits, file sizes, merge threads) that follow from the design.
+
+use super::*;
+
+/// Where fence pointers live: how many levels count as hot, and per level how many of its newest runs keep
+/// their fences and filters in memory.
+pub(super) struct Residency {
+    pub(super) hot_levels: usize,
+    pub(super) resident_runs: Vec<usize>,
+    /// The first run that did not fit whole: (level index, run index, its leading files that do fit). A
+    /// level's last run is often most of the data; keeping part of its fences in memory saves the index
+    /// block on that part of the lookups, instead of none.
+    pub(super) partial: Option<(usize, usize, usize)>,
+}
+
+impl Inner {
+    /// Which runs keep their fence pointers (and filters) in memory: walking the levels from the top and each
+    /// level's runs newest first, every run whose fences fit in what M_FP has left, up to the first that does
+    /// not. A level outgrowing its share between merges so loses only its oldest runs' fences, not all of
+    /// them. Hot levels (for the planner's K and Z) are the levels that keep at least one run resident.
+    pub(super) fn residency(&self, v: &Version) -> Residency {
+        let mut resident_runs = vec![0; v.levels.len()];
+        // newest runs first, while their fences (a hash index, for LSH files) fit M_FP; the rest are cold and
+        // reached through their on-disk index blocks. An LSH run past M_FP costs an index block and a data
+        // block per lookup that reaches it (no filter skips it); the cost model charges that
+        // (`DistributionAware`'s cold LSH runs), and the search reserves M_FP for every key's index entry.
+        // (every file's top index, one fence per index block, about 1% of its fences, stays in memory hot or
+        // cold; like the cost model, residency does not weigh it)
+        let mut left = self.design.fence_bytes;
+        for (i, level) in v.levels.iter().enumerate() {
+            for (j, run) in level.runs.iter().enumerate() {
+                let need: u64 = run.files.iter().map(|f| f.meta.fence_bytes).sum();
+                if need > left {
+                    let hot_levels = i + usize::from(resident_runs[i] > 0);
+                    // the files of this run that still fit, in key order
+                    let fit = run
+                        .files
+                        .iter()
+                        .scan(left, |room, f| {
+                            (f.meta.fence_bytes <= *room).then(|| *room -= f.meta.fence_bytes)
+                        })
+                        .count();
+                    return Residency {
+                        hot_levels,
+                        resident_runs,
+                        partial: (fit > 0).then_some((i, j, fit)),
+                    };
+                }
+                left -= need;
+                resident_runs[i] += 1;
+            }
+        }
+        Residency {
+            hot_levels: v.levels.len().max(1) + 8,
+            resident_runs,
+            partial: None,
+        }
+    }
+
+    /// Levels that keep fences in memory, counted from the top (the rest are cold and hold up to Z runs).
+    pub(super) fn hot_levels(&self, v: &Version) -> usize {
+        self.residency(v).hot_levels
+    }
+
+    pub(super) fn set_residency(&self, v: &Version) -> Result<()> {
+        let r = self.residency(v);
+        let filters = self.design.filter_bytes > 0 && !self.lsh;
+        for (i, (level, resident)) in v.levels.iter().zip(&r.resident_runs).enumerate() {
+            for (j, run) in level.runs.iter().enumerate() {
+                for (k, f) in run.files.iter().enumerate() {
+                    let in_budget = j < *resident
+                        || r.partial
+                            .is_some_and(|(pi, pj, n)| (pi, pj) == (i, j) && k < n);
+                    // files of an LSH design without a hash index (written by another design before an
+                    // adaptation) stay cold
+                    let hot = in_budget && (!self.lsh || f.has_hash_index());
+                    f.set_residency(hot, filters)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writer options for files of `level`: Monkey's bits per key for that level given the data so far (plus
+    /// `extra_entries` and `extra_bytes` not yet in `v`). With `replacing` = (files, entries), a compaction's
+    /// output, the bits are capped so that the filters held in memory stay within M_BF once `entries` entries
+    /// replace `files`. A flush (`None`) always gets its level's Monkey bits: starving the newest, smallest
+    /// runs would invert Monkey (they deserve the most bits per key, and every lookup probes them first); the
+    /// deeper levels absorb any overdraft until they are rewritten.
+    pub(super) fn writer_options(
+        &self,
+        v: &Version,
+        level: usize,
+        extra_entries: u64,
+        extra_bytes: u64,
+        replacing: Option<(&HashSet<u64>, u64)>,
+    ) -> WriterOptions {
+        let d = &self.design;
+        let entries = (v.entries() + extra_entries).max(1);
+        let bytes = v.bytes() + extra_bytes;
+        let entry_bytes = (bytes as f64 / entries as f64).max(1.0);
+        let levels = cosine_cost_model::layout::level_count(
+            entries as f64,
+            entry_bytes,
+            d.flush_bytes() as f64,
+            d.size_ratio as f64,
+        )
+        .max(v.depth() as u32)
+        .max(level as u32)
+        .max(1);
+        let bits = if d.filter_bytes == 0 || self.lsh {
+            0.0
+        } else {
+            let per_level = cosine_filters::bits_per_key_per_level(
+                d.filter_bytes,
+                entries as f64,
+                levels,
+                d.size_ratio as f64,
+                d.hot_runs as f64,
+                d.cold_runs as f64,
+            );
+            let cap = replacing.map_or(f64::INFINITY, |(replaced, new_entries)| {
+                let held: usize = v
+                    .files()
+                    .filter(|(_, f)| !replaced.contains(&f.id))
+                    .map(|(_, f)| f.memory_bytes().1)
+                    .sum();
+                // each output file's filter also carries its fixed overhead (about as many files out as in)
+                let overhead = replaced.len() * cosine_filters::FILTER_OVERHEAD_BYTES;
+                8.0 * (d.filter_bytes as f64 - held as f64 - overhead as f64).max(0.0)
+                    / new_entries.max(1) as f64
+            });
+            per_level
+                .get(level - 1)
+                .copied()
+                .unwrap_or(0.0)
+                .min(MAX_BITS_PER_KEY)
+                .min(cap)
+        };
+        WriterOptions {
+            block_bytes: d.block_bytes as usize,
+            bits_per_key: bits,
+            granularity: d.filter_granularity,
+            hash_index: self.lsh,
+        }
+    }
+
+    /// Threads one compaction's merge uses (`Design.threads`; 0 = one per core): a merge large enough is cut
+    /// into that many key ranges merged side by side (subcompactions), beside the flush thread.
+    pub(super) fn compaction_threads(&self) -> usize {
+        match self.design.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n as usize,
+        }
+    }
+
+    /// Bytes per output file: the design's, except that a run-granularity filter needs the whole run in one
+    /// file. Without filters (LSH designs) files stay bounded, and so does what writing one holds in memory
+    /// (its fences and hash-index entries until the file is finished).
+    pub(super) fn file_bytes(&self) -> u64 {
+        let filtered = self.design.filter_bytes > 0 && !self.lsh;
+        if filtered && self.design.filter_granularity == FilterGranularity::Run {
+            u64::MAX
+        } else {
+            self.design.file_bytes
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! The engine: composes a write buffer, filters, fence pointers and levels into one durable key-value store
+//! whose shape a [`Design`] picks.
+
+mod background;
+mod counters;
+mod memory;
+mod open;
+mod read;
+mod write;
+
+use write::check_sizes;
+
+use crate::error::{io, Error, Result};
+use crate::manifest::{self, Manifest, RunRecord};
+use crate::stats::{LevelStats, MemoryStats, Stats};
+use crate::storage::Storage;
+use crate::wal::{self, SyncMode, WalWriter};
+use cosine_buffer::{Buffer, HashLogBuffer, SortedBuffer, WriteBuffer};
+use cosine_design::{Design, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use cosine_levels::compaction::{self, file_path, Output};
+use cosine_levels::merge::{MergeIter, RunIter, Source};
+use cosine_levels::planner::{self, Plan, Policy};
+use cosine_levels::{IoStats, Run, RunFile, Version, WriterOptions};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::HashSet;
+use std::ops::{Bound, RangeBounds};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Runs beyond the design's K (or Z) that level 1 may hold before writers stall for compaction.
+const STALL_EXTRA_RUNS: u64 = 4;
+
+/// Most frozen buffers waiting for their flush before writers stall: with the active one, the design's
+/// [`Design::WRITE_BUFFERS`] buffers of [`Design::flush_bytes`] each, M_B in all.
+const MAX_FROZEN: usize = Design::WRITE_BUFFERS as usize - 1;
+/// Stripes of the per-key locks that make read-modify-write atomic.
+const KEY_STRIPES: usize = 64;
+/// Cap on Monkey's bits per key when memory is plentiful (FPR ≈ 1e-9).
+const MAX_BITS_PER_KEY: f64 = 40.0;
+
+/// How to open an engine.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// When the write-ahead log is fsynced.
+    pub sync: SyncMode,
+    /// Where the write-ahead log is written: the file system, or a backend that injects faults in tests.
+    pub storage: Storage,
+}
+
+impl Options {
+    /// Options with `sync` and the real file system.
+    pub fn with_sync(sync: SyncMode) -> Self {
+        Options {
+            sync,
+            ..Options::default()
+        }
+    }
+}
+
+/// The two background threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Flush,
+    Compact,
+}
+
+struct Frozen {
+    buffer: Arc<Buffer>,
+    /// Writers still inserting the records they logged before the freeze; the flush waits for them.
+    writers: Arc<AtomicUsize>,
+    /// Oldest log segment holding this buffer's records.
+    first_wal: u64,
+}
+
+struct State {
+    mem: Arc<Buffer>,
+    /// Writers that have logged records for `mem` and are inserting them (outside the writer lock).
+    mem_writers: Arc<AtomicUsize>,
+    mem_first_wal: u64,
+    frozen: Vec<Frozen>, // newest first
+    version: Arc<Version>,
+    /// Level 1 of `version` lags its design (see [`level1_backlog`]): writers wait.
+    backlog: bool,
+}
+
+impl State {
+    /// What a read sees: the active buffer, the frozen ones (newest first) and the version.
+    fn snapshot(&self) -> (Arc<Buffer>, Vec<Arc<Buffer>>, Arc<Version>) {
+        (
+            self.mem.clone(),
+            self.frozen.iter().map(|f| f.buffer.clone()).collect(),
+            self.version.clone(),
+        )
+    }
+
+    /// Installs a new version and records whether its level 1 lags the design.
+    fn install(&mut self, v: Version, design: &Design, lsh: bool) {
+        self.backlog = level1_backlog(design, lsh, &v);
+        self.version = Arc::new(v);
+    }
+}
+
+/// Whether level 1 holds more than `STALL_EXTRA_RUNS` runs beyond what the design allows it, or half again
+/// the bytes at which it should have been merged down (its fences would outgrow M_FP and every lookup would
+/// pay for the backlog). Computed once per installed version, not per write.
+fn level1_backlog(d: &Design, lsh: bool, v: &Version) -> bool {
+    !lsh && v.levels.first().is_some_and(|l1| {
+        let bytes: u64 = l1
+            .runs
+            .iter()
+            .flat_map(|r| r.files.iter())
+            .map(|f| f.meta.size)
+            .sum();
+        let merge_at = (d.size_ratio * d.flush_bytes()) as f64 * d.merge_threshold;
+        l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
+            || bytes as f64 > 1.5 * merge_at
+    })
+}
+
+struct Writer {
+    wal: WalWriter,
+    scratch: Vec<u8>,
+}
+
+struct Inner {
+    dir: PathBuf,
+    design: Design,
+    lsh: bool,
+    opts: Options,
+    state: RwLock<State>,
+    writer: Mutex<Writer>,
+    /// Log position known to be fsynced.
+    synced_lsn: AtomicU64,
+    /// Serialises every fsync of the log (`fsync_log`); taken after the writer lock where both are held.
+    sync_lock: Mutex<()>,
+    stripes: Vec<Mutex<()>>,
+    /// Per stripe: writes logged but not yet in the buffer (waiting for their fsync, or inserting). A
+    /// read-modify-write waits for them, so it never reads around a write logged before it.
+    pending: Vec<AtomicUsize>,
+    seq: AtomicU64,
+    /// Highest sequence number whose buffer has been flushed into runs (the manifest's `last_seq`).
+    flushed_seq: AtomicU64,
+    next_id: AtomicU64,
+    stats: Arc<IoStats>,
+    user_bytes: AtomicU64,
+    work: Mutex<bool>,
+    work_cv: Condvar,
+    done_cv: Condvar,
+    shutdown: AtomicBool,
+    poisoned: Mutex<Option<String>>,
+    install: Mutex<()>,
+    adapted_from: Option<Design>,
+    /// The directory's `LOCK` file, held (flock) while the engine is open.
+    _lock: std::fs::File,
+}
+
+/// A durable, concurrent key-value engine shaped by a [`Design`].
+///
+/// ```
+/// use cosine_engine::{Engine, Design};
+/// let dir = tempfile::tempdir().unwrap();
+/// let design = Design::rocksdb_like(1 << 20, 1 << 20, 1 << 20);
+/// let engine = Engine::open(dir.path(), &design).unwrap();
+/// engine.put(b"hello", b"world").unwrap();
+/// assert_eq!(engine.get(b"hello").unwrap().as_deref(), Some(&b"world"[..]));
+/// engine.delete(b"hello").unwrap();
+/// assert_eq!(engine.get(b"hello").unwrap(), None);
+/// engine.close().unwrap();
+/// ```
+pub struct Engine {
+    inner: Arc<Inner>,
+    workers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Whether the design runs as a log-structured hash table ([`Design::runs_as_lsh`], the one rule the cost model
+/// applies too).
+fn is_lsh(design: &Design) -> bool {
+    design.runs_as_lsh()
+}
+
+/// A write buffer of the design's [`Design::flush_bytes`] heap bytes (half of M_B: the other half is for the
+/// buffer being flushed).
+fn new_buffer(design: &Design, lsh: bool) -> Arc<Buffer> {
+    let cap = design.flush_bytes().min(usize::MAX as u64) as usize;
+    Arc::new(if lsh {
+        Buffer::HashLog(HashLogBuffer::new(cap))
+    } else {
+        Buffer::Sorted(SortedBuffer::new(cap))
+    })
+}
+
+fn parse_id(name: &str, ext: &str) -> Option<u64> {
+    name.strip_suffix(ext)?.parse().ok()
+}
+
+impl Engine {
+    /// Opens (or creates) the database in `dir` with `design`, syncing the log on every write batch
+    /// (group commit).
+    pub fn open(dir: impl AsRef<Path>, design: &Design) -> Result<Engine> {
+        Self::open_with(dir, design, Options::default())
+    }
+
+    /// The design the engine runs with.
+    pub fn design(&self) -> &Design {
+        &self.inner.design
+    }
+
+    /// Stores `value` under `key`. Returns once the write is in the log as the sync mode promises; readers
+    /// see it from then on, never before.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        check_sizes(key, Some(value))?;
+        self.inner.write(&[(key, Some(value))])
+    }
+
+    /// Writes several puts (`Some(value)`) and deletes (`None`) with one log append and one sync: cheaper than
+    /// one call each, and all of them are acknowledged together.
+    pub fn write_batch(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+        for (k, v) in batch {
+            check_sizes(k, *v)?;
+        }
+        self.inner.write(batch)
+    }
+
+    /// Removes `key` (a tombstone).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        check_sizes(key, None)?;
+        self.inner.write(&[(key, None)])
+    }
+
+    /// The value stored under `key`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if key.len() > MAX_KEY_BYTES as usize {
+            return Err(Error::KeyTooLarge(key.len()));
+        }
+        self.inner.get(key)
+    }
+
+    /// Atomically replaces the value of `key` by `f(current)`; `None` from `f` deletes it. Returns the new
+    /// value. No other write to `key` can interleave.
+    pub fn read_modify_write<F>(&self, key: &[u8], f: F) -> Result<Option<Vec<u8>>>
+    where
+        F: FnOnce(Option<&[u8]>) -> Option<Vec<u8>>,
+    {
+        check_sizes(key, None)?;
+        let stripe = self.inner.stripe_index(key);
+        self.inner.throttle()?;
+        let _g = self.inner.lock_settled(stripe);
+        let current = self.inner.get(key)?;
+        let next = f(current.as_deref());
+        if let Some(v) = &next {
+            check_sizes(key, Some(v))?;
+        }
+        let batch = [(key, next.as_deref())];
+        let logged = self.inner.log(&batch)?;
+        self.inner.durable(logged.lsn)?;
+        self.inner.insert(&batch, &logged);
+        let mem = logged.mem.clone();
+        drop(logged);
+        drop(_g);
+        // durable already: a failed freeze poisons the engine for the next write
+        let _ = self.inner.freeze_if_full(&mem);
+        Ok(next)
+    }
+
+    /// Up to `limit` live entries with keys in `range`, in key order.
+    pub fn scan<R: RangeBounds<Vec<u8>>>(
+        &self,
+        range: R,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let start = range.start_bound().map(|k| k.as_slice());
+        let end = range.end_bound().map(|k| k.as_slice());
+        self.inner.scan(start, end, limit)
+    }
+
+    /// Forces the write buffer to disk and waits until every frozen buffer is flushed.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.check_poisoned()?;
+        let mem = self.inner.state.read().mem.clone();
+        self.inner.freeze_when_room(&mem)?;
+        self.inner.wait_for(|s| s.frozen.is_empty())?;
+        Ok(())
+    }
+
+    /// Waits until no compaction is pending (the tree matches its design).
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner.signal();
+        self.inner.wait_for(|s| {
+            s.frozen.is_empty() && {
+                let p = Policy::of(&self.inner.design, self.inner.hot_levels(&s.version));
+                planner::plan(&compaction::view(&s.version), &p) == Plan::Nothing
+            }
+        })
+    }
+
+    /// Counters and shape: I/Os per level, filter probes, bytes flushed and compacted, amplification, memory.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats()
+    }
+
+    /// Makes every acknowledged write durable, stops background work and closes the engine.
+    pub fn close(self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        let poisoned = match &*self.inner.poisoned.lock() {
+            Some(m) => Err(Error::Poisoned(m.clone())),
+            None => Ok(()),
+        };
+        let synced = poisoned.and_then(|()| {
+            let w = self.inner.writer.lock();
+            self.inner.sync_current(&w)
+        });
+        self.inner.shutdown.store(true, Ordering::SeqCst);
+        self.inner.signal();
+        for h in std::mem::take(&mut *self.workers.lock()) {
+            let _ = h.join();
+        }
+        synced
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}

@@ -1,0 +1,183 @@
+//! Opening an engine: the directory, its lock, the manifest, recovery of the log into the write buffer, and
+//! the background threads.
+
+use super::*;
+
+impl Engine {
+    /// Opens with explicit options. A directory created with another design is adapted: existing files keep
+    /// their layout and are reshaped by later compactions under the new design ([`Stats::adapted_from`]).
+    pub fn open_with(dir: impl AsRef<Path>, design: &Design, opts: Options) -> Result<Engine> {
+        design.validate()?;
+        let dir = dir.as_ref().to_path_buf();
+        if !dir.is_dir() {
+            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            // the new directory's entry must survive a crash too
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                opts.storage.sync_dir(parent).map_err(io(parent))?;
+            }
+        }
+        let lock_path = dir.join("LOCK");
+        let lock = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(dir)),
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::Io {
+                    path: lock_path,
+                    source: e,
+                })
+            }
+        }
+        let stored = manifest::load(&dir)?;
+        let stats = Arc::new(IoStats::default());
+        let lsh = is_lsh(design);
+        // ids in use on disk, so that new files never collide with leftovers
+        let mut max_id = 0u64;
+        let mut wal_ids = Vec::new();
+        let mut run_ids = Vec::new();
+        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
+            let entry = entry.map_err(io(&dir))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(id) = parse_id(&name, ".wal") {
+                wal_ids.push(id);
+                max_id = max_id.max(id);
+            } else if let Some(id) = parse_id(&name, ".run") {
+                run_ids.push(id);
+                max_id = max_id.max(id);
+            }
+        }
+        wal_ids.sort_unstable();
+        let (mut version, last_seq, log_number, next_id, adapted_from) = match &stored {
+            Some(m) => {
+                let mut levels = Vec::new();
+                for runs in &m.levels {
+                    let mut level = cosine_levels::Level::default();
+                    for r in runs {
+                        let mut files = Vec::new();
+                        for id in &r.files {
+                            files.push(Arc::new(RunFile::open(&file_path(&dir, *id), *id)?));
+                        }
+                        level.runs.push(Arc::new(Run { id: r.id, files }));
+                    }
+                    levels.push(level);
+                }
+                let adapted = (m.design != *design).then(|| m.design.clone());
+                (
+                    Version { levels },
+                    m.last_seq,
+                    m.log_number,
+                    m.next_id.max(max_id + 1),
+                    adapted,
+                )
+            }
+            None => (Version::default(), 0, 0, max_id + 1, None),
+        };
+        version.trim();
+        // files of a compaction or flush that never reached the manifest
+        let live: HashSet<u64> = version.files().map(|(_, f)| f.id).collect();
+        for id in run_ids {
+            if !live.contains(&id) {
+                let _ = std::fs::remove_file(file_path(&dir, id));
+            }
+        }
+        // replay the log into a buffer
+        let mem = new_buffer(design, lsh);
+        let mut seq = last_seq;
+        let live_wals: Vec<u64> = wal_ids
+            .iter()
+            .copied()
+            .filter(|id| *id >= log_number)
+            .collect();
+        for (i, id) in live_wals.iter().enumerate() {
+            for rec in wal::replay(&dir, *id, i + 1 == live_wals.len())? {
+                if rec.seq > last_seq {
+                    mem.insert(rec.key, rec.seq, rec.value);
+                }
+                seq = seq.max(rec.seq);
+            }
+        }
+        // what replay serves must be durable before anyone reads it: records a killed process had written but
+        // not yet fsynced are fsynced now
+        for id in &live_wals {
+            let path = wal::segment_path(&dir, *id);
+            opts.storage
+                .open_log(&path)
+                .and_then(|f| f.sync())
+                .map_err(io(&path))?;
+        }
+        for id in wal_ids.iter().filter(|id| **id < log_number) {
+            let _ = std::fs::remove_file(wal::segment_path(&dir, *id));
+        }
+        let next = AtomicU64::new(next_id);
+        let wal_id = next.fetch_add(1, Ordering::SeqCst);
+        let wal = WalWriter::create(&opts.storage, &dir, wal_id, 0)?;
+        let mem_first_wal = live_wals.first().copied().unwrap_or(wal_id);
+        let inner = Arc::new(Inner {
+            dir: dir.clone(),
+            design: design.clone(),
+            lsh,
+            opts,
+            state: RwLock::new(State {
+                mem,
+                mem_writers: Arc::new(AtomicUsize::new(0)),
+                mem_first_wal,
+                frozen: Vec::new(),
+                backlog: level1_backlog(design, lsh, &version),
+                version: Arc::new(version),
+            }),
+            writer: Mutex::new(Writer {
+                wal,
+                scratch: Vec::new(),
+            }),
+            synced_lsn: AtomicU64::new(0),
+            sync_lock: Mutex::new(()),
+            stripes: (0..KEY_STRIPES).map(|_| Mutex::new(())).collect(),
+            pending: (0..KEY_STRIPES).map(|_| AtomicUsize::new(0)).collect(),
+            seq: AtomicU64::new(seq),
+            flushed_seq: AtomicU64::new(last_seq),
+            next_id: next,
+            stats,
+            user_bytes: AtomicU64::new(0),
+            work: Mutex::new(false),
+            work_cv: Condvar::new(),
+            done_cv: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+            poisoned: Mutex::new(None),
+            install: Mutex::new(()),
+            adapted_from,
+            _lock: lock,
+        });
+        // record the (possibly new) design and make the residency of every file match it
+        {
+            let v = inner.state.read().version.clone();
+            inner.set_residency(&v)?;
+            inner.write_manifest(&v, inner.state.read().mem_first_wal)?;
+        }
+        let mut workers = Vec::new();
+        for (role, name) in [
+            (Role::Flush, "cosine-flush"),
+            (Role::Compact, "cosine-compaction"),
+        ] {
+            let bg = inner.clone();
+            workers.push(
+                std::thread::Builder::new()
+                    .name(name.into())
+                    .spawn(move || bg.background(role))
+                    .map_err(io(&dir))?,
+            );
+        }
+        let engine = Engine {
+            inner,
+            workers: Mutex::new(workers),
+        };
+        if engine.inner.state.read().mem.is_full() {
+            engine.inner.freeze(&mut engine.inner.writer.lock())?;
+        }
+        Ok(engine)
+    }
+}
