@@ -1,0 +1,125 @@
+//! Iterating a run file in key order, one block at a time.
+
+use super::*;
+
+/// How a file iterator finds its next data block: through in-memory fences (hot files) or by walking the
+/// on-disk index blocks from the top index (cold files), one index block at a time.
+pub(super) enum Blocks {
+    Resident {
+        fences: Arc<Fences>,
+        next: usize,
+    },
+    Cascade {
+        next_index: usize,
+        current: Option<(Fences, usize)>,
+    },
+}
+
+/// Iterates a file's entries from the first key ≥ `start`, reading one block at a time.
+pub struct FileIter {
+    file: Arc<RunFile>,
+    blocks: Blocks,
+    block: std::vec::IntoIter<Entry>,
+    start: Option<Vec<u8>>,
+    stats: Option<(Arc<IoStats>, usize, bool)>,
+}
+
+impl FileIter {
+    /// An iterator over `file` from `start` (inclusive); `stats` = (counters, level, is_compaction).
+    pub fn new(
+        file: Arc<RunFile>,
+        start: Option<&[u8]>,
+        stats: Option<(Arc<IoStats>, usize, bool)>,
+    ) -> Result<Self> {
+        let blocks = match file.resident_fences() {
+            Some(fences) => {
+                let next = start.and_then(|s| fences.find(s)).unwrap_or(0);
+                Blocks::Resident { fences, next }
+            }
+            None => {
+                let next_index = start.and_then(|s| file.top.0.find(s)).unwrap_or(0);
+                Blocks::Cascade {
+                    next_index,
+                    current: None,
+                }
+            }
+        };
+        Ok(FileIter {
+            file,
+            blocks,
+            block: Vec::new().into_iter(),
+            start: start.map(|s| s.to_vec()),
+            stats,
+        })
+    }
+
+    pub(super) fn count(&self, index: bool) {
+        if let Some((stats, level, compaction)) = &self.stats {
+            let c = stats.level(*level);
+            match (index, *compaction) {
+                (_, true) => IoStats::bump(&c.compaction_reads),
+                (true, false) => IoStats::bump_read(&c.index_reads),
+                (false, false) => IoStats::bump_read(&c.block_reads),
+            }
+        }
+    }
+
+    /// The next data block's handle, reading index blocks as needed.
+    pub(super) fn next_handle(&mut self) -> Result<Option<BlockHandle>> {
+        loop {
+            match &mut self.blocks {
+                Blocks::Resident { fences, next } => {
+                    if *next >= fences.len() {
+                        return Ok(None);
+                    }
+                    *next += 1;
+                    return Ok(Some(fences.handle(*next - 1)));
+                }
+                Blocks::Cascade {
+                    next_index,
+                    current,
+                } => {
+                    if let Some((fences, pos)) = current {
+                        if *pos < fences.len() {
+                            *pos += 1;
+                            return Ok(Some(fences.handle(*pos - 1)));
+                        }
+                    }
+                    if *next_index >= self.file.top.0.len() {
+                        return Ok(None);
+                    }
+                    let ib = self
+                        .file
+                        .read_index_block(self.file.top.0.handle(*next_index))?;
+                    *next_index += 1;
+                    let pos = match &self.start {
+                        Some(s) => ib.find(s).unwrap_or(0),
+                        None => 0,
+                    };
+                    *current = Some((ib, pos));
+                    self.count(true);
+                }
+            }
+        }
+    }
+
+    /// The next entry, or `Ok(None)` at the end.
+    pub fn next_entry(&mut self) -> Result<Option<Entry>> {
+        loop {
+            if let Some(e) = self.block.next() {
+                if let Some(s) = &self.start {
+                    if e.0 < *s {
+                        continue;
+                    }
+                    self.start = None;
+                }
+                return Ok(Some(e));
+            }
+            let Some(h) = self.next_handle()? else {
+                return Ok(None);
+            };
+            self.count(false);
+            self.block = self.file.read_block(h)?.into_iter();
+        }
+    }
+}
