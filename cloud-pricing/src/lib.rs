@@ -3,7 +3,10 @@
 //! The catalog is data: `data/cloud-pricing.json` (real published prices with their sources) is embedded at
 //! build time; `catalog::load("FILE")` reads a newer one and `catalog::load("paper")` gives the price set the
 //! Cosine authors used (MODEL.md §6.3), so the paper's figures and today's prices can be compared side by side.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod catalog;
 pub mod pricing;

@@ -6,7 +6,10 @@
 //! * [`bloom`]: Bloom-filter FPRs and Monkey/Dostoevsky allocation (used by the engine's filters too).
 //! * [`endure`]: Endure's LSM model (Z0, Z1, Q, W) for nominal and robust tuning.
 //! * [`cpu`]: Amdahl's g(φ, η), the φ library, latency and throughput (Eq. 2-3).
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 // `!(x > 0.0)` is deliberate: it also rejects NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

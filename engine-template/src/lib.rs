@@ -11,7 +11,10 @@
 //! readers, so a machine crash loses none either. A failed fsync poisons the engine: every later write and
 //! [`Engine::close`] return the error. Every block, index, filter, log record and the manifest carries a CRC32C; damaged bytes
 //! give [`Error::Corruption`], never wrong data.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod engine;
 mod error;

@@ -1,7 +1,10 @@
 //! Cosine's search: the design space of a VM ([`designs`]), the hardware space and the cost/performance
 //! continuum, Endure's nominal and robust tuning (the KL dual solved with argmin) and Endure's uncertainty
 //! benchmark.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 // `!(x > 0.0)` is deliberate: it also rejects NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -6,7 +6,10 @@
 //!
 //! Writers insert concurrently (the engine serialises writes of one key; the write-ahead log fixes the order of
 //! sequence numbers); readers run concurrently with them.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use crossbeam_skiplist::SkipMap;
 use parking_lot::{Mutex, RwLock};

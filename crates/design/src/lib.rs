@@ -1,7 +1,10 @@
 //! Cosine's shared vocabulary: the `Design` that the search writes and the engine reads, the `Workload` that
 //! the cost model scores and the benchmark runs, and the `Vm` the search prices. Every type is serde JSON and
 //! validated on load with typed errors.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod design;
 pub mod error;

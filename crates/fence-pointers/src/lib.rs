@@ -9,7 +9,10 @@
 //! * [`HashIndex`]: for LSH-like designs, a hash of every key to its block, in memory.
 //!
 //! All three answer [`BlockLocator::locate`]. Encodings are little-endian; the run file checksums them.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use thiserror::Error;
 

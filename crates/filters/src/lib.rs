@@ -4,7 +4,10 @@
 //!
 //! Encoding (little-endian): `[f32 bits_per_key][u32 len][len bytes of bloomfilter's own serialisation]`.
 //! The caller (the run file) checksums the whole section.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use bloomfilter::Bloom;
 use cosine_cost_model::bloom::{monkey_bits_per_key, RunGroup};

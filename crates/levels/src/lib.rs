@@ -2,7 +2,10 @@
 //! blocks ([`runfile`]), levels growing by T ([`version`]), the compaction policy as a pure planner
 //! ([`planner`]) and the mechanism that carries plans out ([`compaction`], [`merge`]). This crate owns no
 //! threads; the engine decides when to flush and compact.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod compaction;
 pub mod error;

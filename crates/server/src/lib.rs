@@ -5,7 +5,10 @@
 //! is closed; requests above `max_request_bytes` and connections above `max_connections` are refused with an
 //! error. SIGTERM, SIGINT and SHUTDOWN stop accepting, flush the engine and close it, so nothing acknowledged is
 //! lost.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod commands;
 pub mod commit;

@@ -1,7 +1,10 @@
 //! `cosine-ycsb`: YCSB's core workloads over the engine (and, through the [`Store`] trait, over peer engines):
 //! key choosers as YCSB defines them (uniform, scrambled zipfian with θ = 0.99, latest), a load phase and a run
 //! phase on N client threads, latency percentiles (hdrhistogram) and the engine's I/O counts per operation.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+// a library reports failures as typed errors; unit tests may unwrap
+#![deny(clippy::unwrap_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod verify;
 pub mod workload;
