@@ -13,6 +13,7 @@ pub mod merge;
 pub mod planner;
 pub mod runfile;
 pub mod stats;
+pub mod subcompaction;
 pub mod version;
 
 pub use error::{Error, Result};
