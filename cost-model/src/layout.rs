@@ -3,27 +3,7 @@
 
 use crate::bloom;
 use crate::quirks::ReferenceQuirks;
-
-/// L = ⌈log_T(N·E / M_B)⌉ with the argument clamped to at least 1 (0 levels when the data fits the buffer).
-pub fn level_count(entries: f64, entry_bytes: f64, buffer_bytes: f64, t: f64) -> u32 {
-    let x = entries * entry_bytes / buffer_bytes;
-    if x <= 1.0 {
-        return 0;
-    }
-    // the tiny slack keeps exact powers of T from rounding up a level
-    (x.ln() / t.ln() - 1e-9).ceil().max(0.0) as u32
-}
-
-/// Share of the data held by level i (1-based) of an L-level tree: T^i / Σ_{j=1}^{L} T^j, i.e. every level
-/// filled in proportion to its capacity.
-pub fn data_share(i: u32, levels: u32, t: f64) -> f64 {
-    if levels == 0 || i == 0 || i > levels {
-        return 0.0;
-    }
-    // T^i / Σ T^j = T^{i−L} (T−1) / (T (1 − T^{−L})), computed without overflow
-    let tl = t.powi(-(levels as i32));
-    t.powi(i as i32 - levels as i32) * (t - 1.0) / (t * (1.0 - tl))
-}
+pub use cosine_design::shape::{data_share, level_count};
 
 /// Bytes a fence pointer takes beyond a key: where its block starts and how long it is, plus the key's
 /// offset in the fence array (the engine's `cosine_fence_pointers::FENCE_OVERHEAD_BYTES`), plus the zero byte

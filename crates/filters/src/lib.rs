@@ -1,6 +1,6 @@
 //! Bloom filters for the engine's runs (Cosine Table 1: per block, per file or per run), built with the
 //! `bloomfilter` crate, with bits per key per level from Monkey's allocation of M_BF
-//! ([`cosine_cost_model::bloom::monkey_bits_per_key`]).
+//! ([`cosine_design::shape::monkey_bits_per_key`]).
 //!
 //! Encoding (little-endian): `[f32 bits_per_key][u32 len][len bytes of bloomfilter's own serialisation]`.
 //! The caller (the run file) checksums the whole section.
@@ -10,7 +10,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use bloomfilter::Bloom;
-use cosine_cost_model::bloom::{monkey_bits_per_key, RunGroup};
+use cosine_design::shape::{monkey_bits_per_key, RunGroup};
 use cosine_fence_pointers::stable_hash;
 use thiserror::Error;
 
@@ -297,7 +297,7 @@ pub fn bits_per_key_per_level(
     let groups: Vec<RunGroup> = (1..=levels)
         .map(|i| {
             let runs = if i == levels { z } else { k };
-            let share = cosine_cost_model::layout::data_share(i, levels, t);
+            let share = cosine_design::shape::data_share(i, levels, t);
             RunGroup {
                 entries: (entries * share / runs).max(1.0),
                 runs,
@@ -397,7 +397,7 @@ mod tests {
         assert!(bits.windows(2).all(|w| w[0] > w[1]));
         // the average over entries is the budget: 10 bits per key
         let avg: f64 = (1..=4)
-            .map(|i| bits[i - 1] * cosine_cost_model::layout::data_share(i as u32, 4, 10.0))
+            .map(|i| bits[i - 1] * cosine_design::shape::data_share(i as u32, 4, 10.0))
             .sum();
         assert!((avg - 10.0).abs() < 0.01, "{avg}");
     }

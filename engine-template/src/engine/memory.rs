@@ -100,7 +100,7 @@ impl Inner {
         let entries = (v.entries() + extra_entries).max(1);
         let bytes = v.bytes() + extra_bytes;
         let entry_bytes = (bytes as f64 / entries as f64).max(1.0);
-        let levels = cosine_cost_model::layout::level_count(
+        let levels = cosine_design::shape::level_count(
             entries as f64,
             entry_bytes,
             d.flush_bytes() as f64,

@@ -1,0 +1,105 @@
+//! The tree's shape, the one source both the engine and the cost model use: how many levels a data set
+//! needs, how the data spreads over them, and Monkey's allocation of filter memory to runs (MODEL.md §1.1,
+//! §4). The cost model re-exports these (`cosine_cost_model::layout`, `cosine_cost_model::bloom`); the engine
+//! and the filter crate call them here, so the layout crates never depend on the cost model.
+
+use std::f64::consts::LN_2;
+
+/// ln(2)^2, the constant in every Bloom-filter formula.
+pub const LN2_SQ: f64 = LN_2 * LN_2;
+
+/// FPR of a Bloom filter with `bits_per_entry` bits per key and the optimal number of hash functions:
+/// p = e^{−b·ln²2}.
+pub fn fpr(bits_per_entry: f64) -> f64 {
+    (-bits_per_entry.max(0.0) * LN2_SQ).exp()
+}
+
+/// Bits per key needed for a false-positive rate `p`: b = −ln p / ln²2 (0 for p ≥ 1).
+pub fn bits_for_fpr(p: f64) -> f64 {
+    if p >= 1.0 {
+        0.0
+    } else {
+        -p.ln() / LN2_SQ
+    }
+}
+
+/// L = ⌈log_T(N·E / M_B)⌉ with the argument clamped to at least 1 (0 levels when the data fits the buffer).
+pub fn level_count(entries: f64, entry_bytes: f64, buffer_bytes: f64, t: f64) -> u32 {
+    let x = entries * entry_bytes / buffer_bytes;
+    if x <= 1.0 {
+        return 0;
+    }
+    // the tiny slack keeps exact powers of T from rounding up a level
+    (x.ln() / t.ln() - 1e-9).ceil().max(0.0) as u32
+}
+
+/// Share of the data held by level i (1-based) of an L-level tree: T^i / Σ_{j=1}^{L} T^j, i.e. every level
+/// filled in proportion to its capacity.
+pub fn data_share(i: u32, levels: u32, t: f64) -> f64 {
+    if levels == 0 || i == 0 || i > levels {
+        return 0.0;
+    }
+    // T^i / Σ T^j = T^{i−L} (T−1) / (T (1 − T^{−L})), computed without overflow
+    let tl = t.powi(-(levels as i32));
+    t.powi(i as i32 - levels as i32) * (t - 1.0) / (t * (1.0 - tl))
+}
+
+/// One group of equal runs for the allocator: `runs` runs of `entries` keys each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunGroup {
+    /// Keys in one run.
+    pub entries: f64,
+    /// How many such runs.
+    pub runs: f64,
+}
+
+/// Monkey's optimal allocation, solved exactly: minimise the sum of FPRs over all runs subject to
+/// Σ entries·bits = `total_bits`, with every FPR at most 1. The optimum is p_j = min(1, λ·n_j) (FPR
+/// proportional to run size; runs too large for the memory get no filter), which covers the low-memory regime
+/// without a separate formula. Returns one FPR per group.
+pub fn monkey_allocate(groups: &[RunGroup], total_bits: f64) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..groups.len())
+        .filter(|&i| groups[i].entries > 0.0 && groups[i].runs > 0.0)
+        .collect();
+    order.sort_by(|&a, &b| groups[a].entries.total_cmp(&groups[b].entries));
+    let mut fprs = vec![1.0; groups.len()];
+    if total_bits <= 0.0 {
+        return fprs;
+    }
+    // Filtered set = the `m` smallest groups; shrink m until the largest filtered group has p < 1.
+    let mut m = order.len();
+    while m > 0 {
+        let set = &order[..m];
+        let weight: f64 = set
+            .iter()
+            .map(|&i| groups[i].runs * groups[i].entries)
+            .sum();
+        let weighted_ln: f64 = set
+            .iter()
+            .map(|&i| groups[i].runs * groups[i].entries * groups[i].entries.ln())
+            .sum();
+        let ln_lambda = -(total_bits * LN2_SQ + weighted_ln) / weight;
+        let largest = groups[set[m - 1]].entries;
+        if ln_lambda + largest.ln() < 0.0 {
+            for &i in set {
+                fprs[i] = (ln_lambda + groups[i].entries.ln()).exp();
+            }
+            return fprs;
+        }
+        m -= 1;
+    }
+    fprs
+}
+
+/// Bits per key for each group under Monkey's allocation (what the engine's filter crate builds with).
+pub fn monkey_bits_per_key(groups: &[RunGroup], total_bits: f64) -> Vec<f64> {
+    monkey_allocate(groups, total_bits)
+        .into_iter()
+        .map(bits_for_fpr)
+        .collect()
+}
+
+/// Sum of FPRs over all runs (R) for an allocation.
+pub fn fpr_sum(groups: &[RunGroup], fprs: &[f64]) -> f64 {
+    groups.iter().zip(fprs).map(|(g, p)| g.runs * p).sum()
+}
