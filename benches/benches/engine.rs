@@ -3,8 +3,7 @@
 //!
 //! `cargo bench -p cosine-benches --bench engine` (set COSINE_BENCH_ENTRIES to change the 1M).
 
-use cosine_design::{Compaction, FilterGranularity, RunStrategy};
-use cosine_engine::{Design, DesignClass, Engine, Options, SyncMode};
+use cosine_engine::{Design, Engine, Options, SyncMode};
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
 use rand::{Rng, SeedableRng};
 
@@ -39,19 +38,8 @@ fn shapes(n: u64) -> Vec<(&'static str, Design)> {
         block_bytes: 16 << 10,
         ..Design::wiredtiger_like(4 << 20, 16 << 10)
     };
-    let mut lsh = Design::rocksdb_like(16 << 20, 0, n * 24);
-    lsh.size_ratio = 1000;
-    lsh.hot_runs = 999;
-    lsh.cold_runs = 999;
-    lsh.class = Some(DesignClass::Lsh);
-    lsh.filter_granularity = FilterGranularity::Run;
-    let mut hybrid = Design::rocksdb_like(4 << 20, bits10, all_fences / 2);
-    hybrid.size_ratio = 8;
-    hybrid.hot_runs = 7;
-    hybrid.cold_runs = 1;
-    hybrid.compaction = Compaction::Hybrid;
-    hybrid.run_strategy = RunStrategy::Fullest;
-    hybrid.class = Some(DesignClass::Hybrid);
+    let lsh = Design::lsh_like(16 << 20, n * 24);
+    let hybrid = Design::hybrid(8, 4 << 20, bits10, all_fences / 2);
     vec![
         ("rocksdb-like", rocks),
         ("tiered", tiered),

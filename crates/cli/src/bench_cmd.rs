@@ -4,7 +4,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use cosine_cost_model::cpu::PhiLibrary;
-use cosine_design::{Compaction, Design, DesignClass, FilterGranularity, RunStrategy};
+use cosine_design::{Design, DesignClass};
 use cosine_engine::{Engine, Options, SyncMode};
 use cosine_ycsb::{
     parse_properties, run_phase, CalibrationStage, CoreWorkload, CosineStore, PhaseReport, Store,
@@ -431,19 +431,8 @@ pub(crate) fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
     let mut btree = Design::wiredtiger_like(memory / 2, memory / 64);
     btree.block_bytes = 32 * 1024;
     btree.size_ratio = 16;
-    let mut lsh = Design::rocksdb_like(memory / 2, 0, memory / 2);
-    lsh.size_ratio = 1000;
-    lsh.hot_runs = 999;
-    lsh.cold_runs = 999;
-    lsh.class = Some(DesignClass::Lsh);
-    lsh.filter_granularity = FilterGranularity::Run;
-    let mut hybrid = Design::rocksdb_like(memory / 4, memory / 4, memory / 64);
-    hybrid.size_ratio = 6;
-    hybrid.hot_runs = 5;
-    hybrid.cold_runs = 1;
-    hybrid.compaction = Compaction::Hybrid;
-    hybrid.run_strategy = RunStrategy::Fullest;
-    hybrid.class = Some(DesignClass::Hybrid);
+    let lsh = Design::lsh_like(memory / 2, memory / 2);
+    let hybrid = Design::hybrid(6, memory / 4, memory / 4, memory / 64);
     vec![
         (DesignClass::Lsm, lsm),
         (DesignClass::Btree, btree),

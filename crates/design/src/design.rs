@@ -215,6 +215,34 @@ impl Design {
         }
     }
 
+    /// A log-structured hash table like FASTER's, as our engine runs it: hash-indexed runs that are appended,
+    /// never merged (T = 1000, K = Z = 999), no filters (the hash index answers membership), the index within
+    /// `fence_bytes`.
+    pub fn lsh_like(buffer_bytes: u64, fence_bytes: u64) -> Self {
+        Design {
+            size_ratio: 1000,
+            hot_runs: 999,
+            cold_runs: 999,
+            filter_granularity: FilterGranularity::Run,
+            class: Some(DesignClass::Lsh),
+            ..Design::rocksdb_like(buffer_bytes, 0, fence_bytes)
+        }
+    }
+
+    /// A hybrid: tiered levels (T − 1 runs each) above a leveled last level (one run), compacted in the
+    /// hybrid manner (the top levels whole, the rest file by file), merging the fullest level's runs.
+    pub fn hybrid(size_ratio: u64, buffer_bytes: u64, filter_bytes: u64, fence_bytes: u64) -> Self {
+        Design {
+            size_ratio,
+            hot_runs: size_ratio.saturating_sub(1).max(1),
+            cold_runs: 1,
+            compaction: Compaction::Hybrid,
+            run_strategy: RunStrategy::Fullest,
+            class: Some(DesignClass::Hybrid),
+            ..Design::rocksdb_like(buffer_bytes, filter_bytes, fence_bytes)
+        }
+    }
+
     /// A WiredTiger-like B-tree layout (T = 32, no filters, cold levels through on-disk fences).
     pub fn wiredtiger_like(buffer_bytes: u64, fence_bytes: u64) -> Self {
         Design {

@@ -2,7 +2,7 @@
 //! a few hundred writes exercise flushes, compactions and cold levels).
 #![allow(dead_code)]
 
-use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, RunStrategy};
+use cosine_design::{Design, FilePicking, FilterGranularity};
 use cosine_engine::{Engine, Options, SyncMode};
 use std::path::Path;
 
@@ -31,28 +31,17 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
     btree.block_bytes = 1024;
     btree.file_bytes = 4 << 10;
 
-    let mut lsh = Design::rocksdb_like(8 << 10, 0, 1 << 20);
-    lsh.size_ratio = 1000;
-    lsh.hot_runs = 999;
-    lsh.cold_runs = 999;
-    lsh.class = Some(DesignClass::Lsh);
-    lsh.filter_granularity = FilterGranularity::Run;
+    let mut lsh = Design::lsh_like(8 << 10, 1 << 20);
     lsh.block_bytes = 512;
 
-    let mut hybrid = Design::rocksdb_like(1 << 10, 2 << 10, 3000);
-    hybrid.size_ratio = 4;
-    hybrid.hot_runs = 3;
-    hybrid.cold_runs = 1;
-    hybrid.compaction = Compaction::Hybrid;
+    let mut hybrid = Design::hybrid(4, 1 << 10, 2 << 10, 3000);
     hybrid.full_compaction_levels = 1;
-    hybrid.run_strategy = RunStrategy::Fullest;
     hybrid.file_picking = FilePicking::DenseFp;
     hybrid.filter_granularity = FilterGranularity::Block;
     // merges cut into key ranges on threads of their own, whatever the machine's cores
     hybrid.threads = 2;
     hybrid.block_bytes = 512;
     hybrid.file_bytes = 4 << 10;
-    hybrid.class = Some(DesignClass::Hybrid);
 
     vec![
         ("rocksdb-like", rocks),
