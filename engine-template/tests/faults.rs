@@ -1,5 +1,6 @@
 //! Fault injection on the log's storage: a failed fsync or write poisons the engine (every later write and
-//! `close` return the error), the write it hit is never acknowledged nor visible, and what was acknowledged
+//! `close` return the error), the write it hit is never acknowledged nor visible while the engine runs (after a
+//! reopen it is absent or whole: its outcome is unknown, as a failed commit's), and what was acknowledged
 //! before is there after a reopen.
 
 mod common;
@@ -79,8 +80,59 @@ fn poisons_with(sync: SyncMode, kind: FaultKind, options: fn(SyncMode, FaultKind
                 "{shape} {sync:?}: acknowledged {key} lost after a failed {kind:?}"
             );
         }
+        // the failed write was never acknowledged: its outcome is unknown, as a failed commit's is in RocksDB
+        // or PostgreSQL. Its bytes may have reached the log before the fsync failed, and then a restart
+        // replays it whole; it is never half there, and a write refused by the poisoned engine never is
+        let after = engine.get(failed.as_bytes()).unwrap();
+        assert!(
+            after.is_none() || after.as_deref() == Some(&b"value"[..]),
+            "{shape} {sync:?}: the failed write came back as {after:?}"
+        );
+        assert_eq!(engine.get(b"later").unwrap(), None, "{shape} {sync:?}");
         engine.close().unwrap();
     }
+}
+
+/// A backend that records the directories it is asked to fsync.
+#[derive(Clone, Default)]
+struct RecordsDirSyncs(std::sync::Arc<std::sync::Mutex<Vec<std::path::PathBuf>>>);
+
+impl cosine_engine::storage::Backend for RecordsDirSyncs {
+    fn open_log(
+        &self,
+        path: &std::path::Path,
+    ) -> std::io::Result<std::sync::Arc<dyn cosine_engine::storage::LogFile>> {
+        cosine_engine::storage::FileSystem.open_log(path)
+    }
+
+    fn sync_dir(&self, dir: &std::path::Path) -> std::io::Result<()> {
+        self.0.lock().unwrap().push(dir.to_path_buf());
+        cosine_engine::storage::FileSystem.sync_dir(dir)
+    }
+}
+
+#[test]
+fn creating_a_database_fsyncs_every_new_directorys_parent() {
+    use cosine_engine::storage::Backend;
+    let root = tempfile::tempdir().unwrap();
+    let rec = RecordsDirSyncs::default();
+    let options = Options {
+        sync: SyncMode::Batch,
+        storage: Storage::new(rec.clone()),
+    };
+    let db = root.path().join("a").join("b").join("db");
+    let engine = Engine::open_with(&db, &common::shapes()[0].1, options).unwrap();
+    engine.close().unwrap();
+    let synced = rec.0.lock().unwrap().clone();
+    let root = std::path::absolute(root.path()).unwrap();
+    for parent in [root.clone(), root.join("a"), root.join("a").join("b")] {
+        assert!(
+            synced.contains(&parent),
+            "{} was not fsynced after its new entry; synced: {synced:?}",
+            parent.display()
+        );
+    }
+    let _ = rec.open_log(&root.join("unused.log"));
 }
 
 #[test]

@@ -273,6 +273,13 @@ impl Inner {
                 }
             }
         }
+        // the replaced files give back their fences, filters and hash indexes before the output's are
+        // loaded, so a compaction never holds both within M_FP and M_BF (a reader of the old version still
+        // finds their blocks through the top index)
+        let kept: HashSet<u64> = nv.files().map(|(_, f)| f.id).collect();
+        for f in outcome.obsolete.iter().filter(|f| !kept.contains(&f.id)) {
+            f.set_residency(false, false)?;
+        }
         self.set_residency(&nv)?;
         let log_number = {
             let s = self.state.read();

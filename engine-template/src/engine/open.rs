@@ -10,9 +10,23 @@ impl Engine {
         design.validate()?;
         let dir = dir.as_ref().to_path_buf();
         if !dir.is_dir() {
+            // the first ancestor that exists: every directory below it is new, and each new entry must
+            // survive a crash (a relative one-part path's parent is the working directory, `.`)
+            let absolute = std::path::absolute(&dir).map_err(io(&dir))?;
+            let existing = absolute
+                .ancestors()
+                .find(|a| a.is_dir())
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from("/"));
             std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-            // the new directory's entry must survive a crash too
-            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let mut created: Vec<&Path> = absolute
+                .ancestors()
+                .take_while(|a| *a != existing.as_path())
+                .collect();
+            created.reverse();
+            // fsync each new directory's parent, from the oldest existing one down
+            for d in created {
+                let parent = d.parent().unwrap_or(Path::new("/"));
                 opts.storage.sync_dir(parent).map_err(io(parent))?;
             }
         }
@@ -85,18 +99,29 @@ impl Engine {
                 let _ = std::fs::remove_file(file_path(&dir, id));
             }
         }
-        // replay the log into a buffer
-        let mem = new_buffer(design, lsh);
+        // replay the log. Each live segment holds one buffer's records (the log rotates when a buffer
+        // freezes), so each is replayed into a buffer of its own: the older ones frozen for the flusher, the
+        // newest active. The write buffers hold no more after a restart than before it (M_B together); a
+        // log with more segments than buffers (written under another design) puts its oldest in one.
         let mut seq = last_seq;
         let live_wals: Vec<u64> = wal_ids
             .iter()
             .copied()
             .filter(|id| *id >= log_number)
             .collect();
+        let shared = live_wals.len().saturating_sub(MAX_FROZEN + 1);
+        // (first segment, buffer), oldest first
+        let mut replayed: Vec<(u64, Arc<Buffer>)> = Vec::new();
         for (i, id) in live_wals.iter().enumerate() {
+            if i == 0 || i > shared {
+                replayed.push((*id, new_buffer(design, lsh)));
+            }
+            let Some((_, buffer)) = replayed.last() else {
+                continue;
+            };
             for rec in wal::replay(&dir, *id, i + 1 == live_wals.len())? {
                 if rec.seq > last_seq {
-                    mem.insert(rec.key, rec.seq, rec.value);
+                    buffer.insert(rec.key, rec.seq, rec.value);
                 }
                 seq = seq.max(rec.seq);
             }
@@ -116,7 +141,19 @@ impl Engine {
         let next = AtomicU64::new(next_id);
         let wal_id = next.fetch_add(1, Ordering::SeqCst);
         let wal = WalWriter::create(&opts.storage, &dir, wal_id, 0)?;
-        let mem_first_wal = live_wals.first().copied().unwrap_or(wal_id);
+        let (mem_first_wal, mem) = replayed
+            .pop()
+            .unwrap_or_else(|| (wal_id, new_buffer(design, lsh)));
+        let frozen: Vec<Frozen> = replayed
+            .into_iter()
+            .rev()
+            .map(|(first_wal, buffer)| Frozen {
+                buffer,
+                writers: Arc::new(AtomicUsize::new(0)),
+                first_wal,
+            })
+            .collect();
+        let oldest_wal = frozen.last().map_or(mem_first_wal, |f| f.first_wal);
         let inner = Arc::new(Inner {
             dir: dir.clone(),
             design: design.clone(),
@@ -126,7 +163,7 @@ impl Engine {
                 mem,
                 mem_writers: Arc::new(AtomicUsize::new(0)),
                 mem_first_wal,
-                frozen: Vec::new(),
+                frozen,
                 backlog: level1_backlog(design, lsh, &version),
                 version: Arc::new(version),
             }),
@@ -156,7 +193,7 @@ impl Engine {
         {
             let v = inner.state.read().version.clone();
             inner.set_residency(&v)?;
-            inner.write_manifest(&v, inner.state.read().mem_first_wal)?;
+            inner.write_manifest(&v, oldest_wal)?;
         }
         let mut workers = Vec::new();
         for (role, name) in [
@@ -175,8 +212,11 @@ impl Engine {
             inner,
             workers: Mutex::new(workers),
         };
-        if engine.inner.state.read().mem.is_full() {
-            engine.inner.freeze(&mut engine.inner.writer.lock())?;
+        // a replayed buffer already full (its log ended just before it froze, or M_B shrank) freezes once the
+        // flusher has room, so the buffers stay within M_B
+        let mem = engine.inner.state.read().mem.clone();
+        if mem.is_full() {
+            engine.inner.freeze_when_room(&mem)?;
         }
         Ok(engine)
     }
