@@ -26,7 +26,9 @@
 //!   above the previous block; `fence_is_key_only`);
 //! * **out-of-place updates** without filters too (`in_place_unfiltered_updates`);
 //! * a single-run level that **partial compaction** feeds file by file is probed only for the keys it holds
-//!   (`partial_levels_span_keys`).
+//!   (`partial_levels_span_keys`);
+//! * a level is pushed down once it holds the design's **merge threshold** θ of its capacity, so the tree is as
+//!   deep as one of θ-sized levels (`merge_threshold_ignored`).
 //!
 //! Evaluation is O(L·max(K,Z)) per key partition: probabilities of "not in run" are multiplied as prefix and
 //! suffix sums of logarithms (stable when α is tiny or exactly 1).
@@ -157,7 +159,13 @@ fn build_tree(
     let z = design.cold_runs as f64;
     let flush = quirks.flush_bytes(design);
     let eb = flush / shape.entry_bytes;
-    let l = layout::level_count(shape.effective_entries, shape.entry_bytes, flush, t);
+    // a level is pushed down once it holds θ of its capacity: the tree is as deep as one of θ-sized levels
+    let theta = if quirks.merge_threshold_ignored {
+        1.0
+    } else {
+        design.merge_threshold.clamp(0.01, 1.0)
+    };
+    let l = layout::level_count(shape.effective_entries, shape.entry_bytes, flush * theta, t);
     let (mut y, fence_bytes, filter_bytes) = if quirks.fence_sum_bug {
         let split = layout::memory_split(
             (design.filter_bytes + design.fence_bytes) as f64,
@@ -1173,6 +1181,38 @@ mod tests {
         let y = fixed.cold_levels as f64;
         assert!((fixed.per_op.empty_lookup - reference.per_op.empty_lookup - y).abs() < 1e-9);
         assert!(fixed.per_op.lookup > reference.per_op.lookup);
+    }
+
+    #[test]
+    fn a_merge_threshold_below_one_deepens_the_tree() {
+        // the engine pushes a level down at θ of its capacity: with θ = 0.5 the same data needs one more
+        // level wherever it fills more than half of the last level (cosine_levels::simulate finds the same)
+        let w = workload(OperationMix {
+            lookup: 1.0,
+            ..OperationMix::default()
+        });
+        let q = ReferenceQuirks {
+            merge_threshold_ignored: true,
+            ..ReferenceQuirks::NONE
+        };
+        let mut deeper = 0;
+        for shift in 0..8 {
+            let mut d = lsm(10, 1, 1, 0.0);
+            d.class = None;
+            d.buffer_bytes >>= shift;
+            let full = eval(&d, &w).levels;
+            d.merge_threshold = 0.5;
+            let half = eval(&d, &w).levels;
+            assert!(half == full || half == full + 1, "{half} vs {full}");
+            assert_eq!(eval_with(q, &d, &w).levels, full);
+            // θ = 0.5 prices the tree of a buffer half the size
+            let mut small = d.clone();
+            small.merge_threshold = 1.0;
+            small.buffer_bytes /= 2;
+            assert_eq!(half, eval(&small, &w).levels);
+            deeper += usize::from(half > full);
+        }
+        assert!(deeper > 0, "no buffer size made the tree deeper");
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub struct ReferenceQuirks {
     /// buffer share M_B (writes go on during a flush), so a flush writes M_B/2 and level i holds (M_B/2)·T^i
     /// (`Design::flush_bytes`, as our engine runs it).
     pub whole_buffer_flushes: bool,
+    /// Level i holds (M_B/2)·T^i whatever the design's merge threshold θ. Fixed: the engine pushes a level down
+    /// once it holds θ of its capacity, so the tree needs ⌈log_T(N·E / (θ·M_B/2))⌉ levels (found by the shape
+    /// simulator, `cosine_levels::simulate`: B-tree-like designs, θ = 0.5, ran one level deeper than priced).
+    pub merge_threshold_ignored: bool,
 }
 
 impl ReferenceQuirks {
@@ -92,6 +96,7 @@ impl ReferenceQuirks {
         in_place_unfiltered_updates: false,
         partial_levels_span_keys: false,
         whole_buffer_flushes: false,
+        merge_threshold_ignored: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -115,6 +120,7 @@ impl ReferenceQuirks {
         in_place_unfiltered_updates: true,
         partial_levels_span_keys: true,
         whole_buffer_flushes: true,
+        merge_threshold_ignored: true,
     };
 
     /// Bytes one flush writes: M_B with `whole_buffer_flushes`, else [`cosine_design::Design::flush_bytes`].

@@ -12,6 +12,7 @@ pub mod error;
 pub mod merge;
 pub mod planner;
 pub mod runfile;
+pub mod simulate;
 pub mod stats;
 pub mod subcompaction;
 pub mod version;
