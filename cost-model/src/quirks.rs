@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 /// Which of the authors' code's arithmetic quirks to reproduce. `ReferenceQuirks::NONE` is our fixed model;
 /// `ReferenceQuirks::ALL` reproduces the reference C code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+// a switch missing from a stored set is off (the fixed model), so sets saved before a switch existed load
+#[serde(default)]
 pub struct ReferenceQuirks {
     /// `pow(K, 1/T)` and `pow(T, T/(T−1))` with integer division: K^0 = 1 and T^1 (T ≥ 3) in R.
     pub integer_exponents: bool,

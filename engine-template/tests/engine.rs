@@ -3,7 +3,7 @@
 
 mod common;
 
-use cosine_engine::{Design, Engine, Error};
+use cosine_engine::{Design, Engine, Error, Options, SyncMode};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use std::sync::Arc;
@@ -466,4 +466,52 @@ fn a_run_larger_than_m_fp_keeps_the_fences_of_the_files_that_fit() {
         "index blocks per lookup {index_reads}: {:?}",
         s.levels
     );
+}
+
+#[test]
+fn restarts_keep_the_active_buffer_active() {
+    // every restart replays the log into the buffers it held; the active one must stay active (its segment
+    // goes on taking writes), not turn into a frozen buffer flushed as a tiny run at each restart
+    for (name, mut design) in common::shapes() {
+        // room for every write of the test: nothing fills a buffer
+        design.buffer_bytes = 1 << 20;
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..5u32 {
+            let e = Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Batch))
+                .unwrap();
+            for i in 0..10u32 {
+                e.put(&key(round * 10 + i), &value(i, round)).unwrap();
+            }
+            e.close().unwrap();
+        }
+        let e =
+            Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Batch)).unwrap();
+        e.wait_for_compactions().unwrap();
+        let runs: usize = e.stats().levels.iter().map(|l| l.runs).sum();
+        assert_eq!(
+            runs, 0,
+            "{name}: 50 small writes over 5 restarts were flushed into {runs} runs"
+        );
+        for round in 0..5u32 {
+            for i in 0..10u32 {
+                assert_eq!(
+                    e.get(&key(round * 10 + i)).unwrap(),
+                    Some(value(i, round)),
+                    "{name}"
+                );
+            }
+        }
+        e.close().unwrap();
+        let segments = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|f| {
+                f.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "wal")
+            })
+            .count();
+        assert_eq!(segments, 1, "{name}: one buffer's records in one segment");
+    }
 }

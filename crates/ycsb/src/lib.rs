@@ -398,11 +398,12 @@ pub fn run_phase(
                             }
                             Ok(Ok(())) => {}
                         }
+                        let micros = (t0.elapsed().as_micros() as u64).max(1);
                         if h[kind].is_none() {
                             h[kind] = latency_histogram();
                         }
                         if let Some(hist) = &mut h[kind] {
-                            let _ = hist.record((t0.elapsed().as_micros() as u64).max(1));
+                            let _ = hist.record(micros);
                         }
                         if let (Some(a), Some(b)) = (r0, store.thread_reads()) {
                             reads[kind] += b - a;
@@ -585,6 +586,9 @@ pub fn measure_speedups(
 pub struct PhiMeasurement {
     /// φ inverted from the best times (Eq. 2), unbounded: negative when more threads ran slower.
     pub measured: f64,
+    /// The same, each thread count's φ bounded to [0, 1] before the mean (one thread count that ran slower
+    /// counts as 0, not as a large negative that would cancel the others). `None` when no speedup was valid.
+    pub bounded: Option<f64>,
     /// The lowest and highest φ of the single rounds (the spread the machine's noise gives).
     pub rounds: (f64, f64),
 }
@@ -592,19 +596,25 @@ pub struct PhiMeasurement {
 impl PhiMeasurement {
     /// From Algorithm 1's timings: the mean over c = 2..=η of φ inverted from each speedup.
     pub fn from_speedups(s: &Speedups) -> Self {
-        let phi_of = |v: &[(usize, f64)]| {
-            let est: Vec<f64> = v
-                .iter()
+        let estimates = |v: &[(usize, f64)]| -> Vec<f64> {
+            v.iter()
                 .filter_map(|(c, g)| cosine_cost_model::cpu::phi_from_speedup(*g, *c as f64))
-                .collect();
+                .collect()
+        };
+        let phi_of = |v: &[(usize, f64)]| {
+            let est = estimates(v);
             est.iter().sum::<f64>() / est.len().max(1) as f64
         };
+        let best = estimates(&s.best);
+        let bounded = (!best.is_empty())
+            .then(|| best.iter().map(|p| p.clamp(0.0, 1.0)).sum::<f64>() / best.len() as f64);
         let per_round: Vec<f64> = s.rounds.iter().map(|r| phi_of(r)).collect();
         let lo = per_round.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = per_round.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let measured = phi_of(&s.best);
         PhiMeasurement {
             measured,
+            bounded,
             rounds: if per_round.is_empty() {
                 (measured, measured)
             } else {
@@ -613,16 +623,19 @@ impl PhiMeasurement {
         }
     }
 
-    /// The value a φ library keeps: the measurement bounded to [0, 1].
+    /// The value a φ library keeps: each thread count's φ bounded to [0, 1], then their mean (0 when no
+    /// speedup could be measured, with a warning).
     pub fn phi(&self) -> f64 {
-        self.measured.clamp(0.0, 1.0)
+        self.bounded.unwrap_or(0.0)
     }
 
     /// What is wrong with the measurement, if anything: outside [0, 1] (and so bounded), or rounds that
     /// disagree by more than 0.2.
     pub fn warning(&self) -> Option<String> {
         let mut w = Vec::new();
-        if self.measured < 0.0 {
+        if self.bounded.is_none() {
+            w.push("no valid speedup was measured, kept as 0".to_string());
+        } else if self.measured < 0.0 {
             w.push(format!(
                 "measured {:.3}: more threads ran slower than one (no parallel speedup), kept as 0",
                 self.measured
@@ -719,6 +732,7 @@ pub fn calibrate(
 ) -> Result<[PhiMeasurement; 5], String> {
     let mut phis = [PhiMeasurement {
         measured: 0.0,
+        bounded: None,
         rounds: (0.0, 0.0),
     }; 5];
     for (slot, op) in phis.iter_mut().zip(CALIBRATION_OPS) {
@@ -758,6 +772,23 @@ mod tests {
         });
         assert!((noisy.phi() - 0.75).abs() < 1e-9);
         assert!(noisy.warning().unwrap().contains("noisy"));
+        // one thread count that ran slower counts as 0 in the mean, not as a large negative
+        let mixed = PhiMeasurement::from_speedups(&Speedups {
+            best: vec![(2, 1.8), (3, 0.5)],
+            rounds: vec![vec![(2, 1.8), (3, 0.5)]],
+        });
+        assert!(
+            (mixed.phi() - (1.0 - 1.0 / 1.8) / 0.5 / 2.0).abs() < 1e-9,
+            "{mixed:?}"
+        );
+        assert!(mixed.measured < 0.0 && mixed.warning().is_some());
+        // nothing measurable: 0, and said so
+        let none = PhiMeasurement::from_speedups(&Speedups {
+            best: vec![(2, 0.0)],
+            rounds: vec![],
+        });
+        assert_eq!(none.phi(), 0.0);
+        assert!(none.warning().unwrap().contains("no valid speedup"));
         let clean = PhiMeasurement::from_speedups(&Speedups {
             best: vec![(2, 1.8)],
             rounds: vec![vec![(2, 1.75)], vec![(2, 1.8)], vec![(2, 1.78)]],

@@ -139,7 +139,13 @@ impl Engine {
             let _ = std::fs::remove_file(wal::segment_path(&dir, *id));
         }
         let next = AtomicU64::new(next_id);
-        let wal_id = next.fetch_add(1, Ordering::SeqCst);
+        // the active buffer keeps its segment: writes go on appending to the last one replayed (its torn tail
+        // is gone), so a segment still holds one buffer's records and the next restart rebuilds the same
+        // buffers, instead of freezing the active one at every restart
+        let wal_id = match live_wals.last() {
+            Some(id) => *id,
+            None => next.fetch_add(1, Ordering::SeqCst),
+        };
         let wal = WalWriter::create(&opts.storage, &dir, wal_id, 0)?;
         let (mem_first_wal, mem) = replayed
             .pop()

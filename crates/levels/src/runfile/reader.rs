@@ -249,10 +249,12 @@ impl RunFile {
     }
 
     pub(super) fn load_fences(&self) -> Result<Fences> {
-        // sized from the file's block count and its fence keys' length, so the fences' heap is what they count
-        let key_bytes = self.meta.min_key.len().max(self.meta.max_key.len()) + 1;
+        // sized from the file's block count and its fences' bytes (recorded when it was written), so the
+        // fences' heap is what they count
         let blocks = self.meta.data_blocks as usize;
-        let mut all = Fences::with_capacity(blocks, blocks * key_bytes);
+        let key_bytes = (self.meta.fence_bytes as usize)
+            .saturating_sub(blocks * cosine_fence_pointers::FENCE_OVERHEAD_BYTES);
+        let mut all = Fences::with_capacity(blocks, key_bytes);
         for i in 0..self.top.0.len() {
             let ib = self.read_index_block(self.top.0.handle(i))?;
             for j in 0..ib.len() {
