@@ -28,7 +28,8 @@
 //! * a single-run level that **partial compaction** feeds file by file is probed only for the keys it holds
 //!   (`partial_levels_span_keys`);
 //! * a level is pushed down once it holds the design's **merge threshold** θ of its capacity, so the tree is as
-//!   deep as one of θ-sized levels (`merge_threshold_ignored`).
+//!   deep as one of θ-sized levels and a level above the last holds θ/2 of its capacity on average
+//!   (`merge_threshold_ignored`).
 //!
 //! Evaluation is O(L·max(K,Z)) per key partition: probabilities of "not in run" are multiplied as prefix and
 //! suffix sums of logarithms (stable when α is tiny or exactly 1).
@@ -281,11 +282,13 @@ fn writes(w: &Workload) -> bool {
 /// last from empty between merges into the next, so on average each holds half its capacity; a workload that
 /// never writes finds the buffer empty (whatever the load left there has been flushed) and the last level
 /// holding every key.
-fn steady_state(tree: &mut Tree, writes: bool, effective_entries: f64) {
+/// A level is pushed down once it holds `fill` (the design's merge threshold θ) of its capacity, so it holds
+/// θ/2 of it on average.
+fn steady_state(tree: &mut Tree, writes: bool, effective_entries: f64, fill: f64) {
     let l = tree.l as usize;
     tree.alpha_entries[0] = if writes { tree.eb / 2.0 } else { 0.0 };
     for i in 1..l {
-        tree.alpha_entries[i] = tree.run_entries[i] / 2.0;
+        tree.alpha_entries[i] = tree.run_entries[i] * fill / 2.0;
     }
     if l >= 1 {
         tree.alpha_entries[l] = tree.run_entries[l].min(effective_entries / tree.runs[l].max(1.0));
@@ -637,7 +640,12 @@ impl DistributionAware {
         let btree_hint = design.filter_bytes == 0;
         let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &shape, q, btree_hint);
         if !q.full_buffer {
-            steady_state(&mut tree, writes(workload), shape.effective_entries);
+            let fill = if q.merge_threshold_ignored {
+                1.0
+            } else {
+                design.merge_threshold.clamp(0.01, 1.0)
+            };
+            steady_state(&mut tree, writes(workload), shape.effective_entries, fill);
         }
         let class = match DesignClass::classify(
             filter_bytes.round() as u64,
@@ -1213,6 +1221,20 @@ mod tests {
             deeper += usize::from(half > full);
         }
         assert!(deeper > 0, "no buffer size made the tree deeper");
+        // under writes, a level above the last holds θ/2 of its capacity on average, not half: fewer keys
+        // in the upper levels change what a lookup pays there
+        let w = workload(OperationMix {
+            lookup: 0.5,
+            insert: 0.5,
+            ..OperationMix::default()
+        });
+        let mut d = lsm(10, 1, 1, 0.0);
+        d.class = None;
+        d.merge_threshold = 0.5;
+        let fixed = eval(&d, &w);
+        let ignored = eval_with(q, &d, &w);
+        assert!(fixed.levels >= 2);
+        assert_ne!(fixed.per_op.lookup, ignored.per_op.lookup);
     }
 
     #[test]
