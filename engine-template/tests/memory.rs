@@ -115,14 +115,17 @@ fn load_within_memory(buffer: u64, data_bytes: u64, allowance: usize) {
             }
         });
         engine.wait_for_compactions().unwrap();
-        for i in (0..n).step_by(97) {
-            let k = format!("user{i:012}");
-            assert_eq!(
-                engine.get(k.as_bytes()).unwrap().as_deref(),
-                Some(&value[..]),
-                "{name}: {k}"
-            );
-        }
+        let reads_back = |engine: &Engine, step: usize, when: &str| {
+            for i in (0..n).step_by(step) {
+                let k = format!("user{i:012}");
+                assert_eq!(
+                    engine.get(k.as_bytes()).unwrap().as_deref(),
+                    Some(&value[..]),
+                    "{name} {when}: {k}"
+                );
+            }
+        };
+        reads_back(&engine, 97, "after the load");
         let scanned = engine.scan(.., 1000).unwrap();
         assert_eq!(scanned.len(), 1000.min(n as usize));
         let stats = engine.stats();
@@ -130,14 +133,7 @@ fn load_within_memory(buffer: u64, data_bytes: u64, allowance: usize) {
         // a restart replays what the buffers held (the log is not flushed at close) within the same memory
         let engine =
             Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Never)).unwrap();
-        for i in (0..n).step_by(997) {
-            let k = format!("user{i:012}");
-            assert_eq!(
-                engine.get(k.as_bytes()).unwrap().as_deref(),
-                Some(&value[..]),
-                "{name} after a reopen: {k}"
-            );
-        }
+        reads_back(&engine, 997, "after a reopen");
         engine.wait_for_compactions().unwrap();
         engine.close().unwrap();
         let peak = PEAK.load(Ordering::SeqCst) - base;

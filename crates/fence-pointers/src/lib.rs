@@ -378,6 +378,26 @@ impl HashIndex {
         }
         Ok(HashIndex::from_tags(pairs, handles))
     }
+
+    /// The memory a [`HashIndex::decode`] of `input` would take, from the section's counts alone (no sort, no
+    /// allocation): what a run file weighs against M_FP when it opens, before it is made hot. At most the
+    /// decoded index's bytes (it drops the rare pairs two keys of one block share by tag). The counts must
+    /// account for the whole section.
+    pub fn decoded_bytes(input: &[u8]) -> Result<usize, FenceDecodeError> {
+        let mut r = Reader { buf: input, pos: 0 };
+        let n = r.u64()? as usize;
+        if n > input.len() / 12 + 1 {
+            return Err(FenceDecodeError("hash count larger than the section"));
+        }
+        r.pos += n * 12;
+        let m = r.u32()? as usize;
+        if r.pos + m * 16 != input.len() {
+            return Err(FenceDecodeError(
+                "hash section length does not match its counts",
+            ));
+        }
+        Ok(n * HASH_INDEX_BYTES_PER_KEY + m * std::mem::size_of::<BlockHandle>())
+    }
 }
 
 /// Bytes of memory per key of [`HashIndex`]: a 4-byte tag and a 4-byte block number.
@@ -487,6 +507,12 @@ mod tests {
         assert_eq!(back, idx);
         // eight bytes per key and sixteen per block, nothing more
         assert_eq!(idx.memory_bytes(), 100 * HASH_INDEX_BYTES_PER_KEY + 10 * 16);
+        // the counts alone give the same bytes, and a section that does not match them is refused
+        assert_eq!(HashIndex::decoded_bytes(&enc).unwrap(), back.memory_bytes());
+        assert!(HashIndex::decoded_bytes(&enc[..enc.len() - 3]).is_err());
+        let mut longer = enc.clone();
+        longer.extend_from_slice(&[0; 16]);
+        assert!(HashIndex::decoded_bytes(&longer).is_err());
     }
 
     #[test]

@@ -119,11 +119,14 @@ impl RunFile {
         let top = TopIndex(
             Fences::decode(&top_bytes).map_err(|e| corrupt(path, footer.top.0, e.to_string()))?,
         );
-        // a hash index is verified here and its memory measured (what residency weighs against M_FP), then
-        // dropped: it is loaded again only if the file is made hot, so opening a database or finishing a
-        // compaction never holds more hash indexes than M_FP pays for
+        // a hash index's checksum and counts are verified here and its memory measured from them (what
+        // residency weighs against M_FP); it is decoded only if the file is made hot, so opening a database or
+        // finishing a compaction neither holds nor sorts more hash indexes than M_FP pays for
         let hash_bytes = if footer.hash.1 > 0 {
-            Some(load_hash(&file, path, footer.hash)?.memory_bytes() as u64)
+            let bytes = read_section(&file, path, footer.hash)?;
+            let mem = HashIndex::decoded_bytes(&bytes)
+                .map_err(|e| corrupt(path, footer.hash.0, e.to_string()))?;
+            Some(mem as u64)
         } else {
             None
         };
