@@ -21,7 +21,8 @@ mod error;
 mod heap;
 pub mod manifest;
 mod stats;
-pub mod storage;
+/// The road to disk every file of the engine goes through (re-exported `cosine-storage`).
+pub use cosine_storage as storage;
 pub mod template;
 pub mod wal;
 

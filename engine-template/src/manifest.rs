@@ -5,11 +5,9 @@
 //! Encoding: `[u32 crc32c of the JSON][u32 JSON length][JSON]`.
 
 use crate::error::{io, Error, Result};
-use crate::storage::Backend;
-use crate::storage::FileSystem;
+use crate::storage::Storage;
 use cosine_design::Design;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::Path;
 
 /// Format version of the manifest (and so of the database directory).
@@ -47,28 +45,21 @@ pub fn path(dir: &Path) -> std::path::PathBuf {
 }
 
 /// Writes the manifest atomically.
-pub fn store(dir: &Path, m: &Manifest) -> Result<()> {
+pub fn store(storage: &Storage, dir: &Path, m: &Manifest) -> Result<()> {
     let json =
         serde_json::to_vec(m).map_err(|e| Error::Poisoned(format!("manifest encoding: {e}")))?;
     let mut bytes = Vec::with_capacity(json.len() + 8);
     bytes.extend_from_slice(&crc32c::crc32c(&json).to_le_bytes());
     bytes.extend_from_slice(&(json.len() as u32).to_le_bytes());
     bytes.extend_from_slice(&json);
-    let tmp = dir.join("MANIFEST.tmp");
-    {
-        let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&bytes).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-    }
     let dst = path(dir);
-    std::fs::rename(&tmp, &dst).map_err(io(&dst))?;
-    FileSystem.sync_dir(dir).map_err(io(dir))
+    storage.replace(&dst, &bytes).map_err(io(&dst))
 }
 
 /// Reads the manifest, if the directory has one.
-pub fn load(dir: &Path) -> Result<Option<Manifest>> {
+pub fn load(storage: &Storage, dir: &Path) -> Result<Option<Manifest>> {
     let p = path(dir);
-    let bytes = match std::fs::read(&p) {
+    let bytes = match storage.read(&p) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::Io { path: p, source: e }),

@@ -1,7 +1,8 @@
 //! The write-ahead log: segments `NNNNNNNNNN.wal` of checksummed records.
 //!
-//! Record: `[u32 crc32c of the length][u32 payload length][u32 crc32c of the payload][payload]`, payload
-//! `[u8 kind (1 put, 0 delete)][u64 seq][u32 key length][key][u32 value length][value]`.
+//! Record: `[u32 crc32c of the length][u32 payload length][u32 crc32c of the payload][payload]`, payload one
+//! entry `[u8 kind (1 put, 0 delete)][u64 seq][u32 key length][key][u32 value length][value]`, or for a batch of
+//! several `[u8 2][u32 count]` and `count` entries: a batch is one record, so a crash leaves all of it or none.
 //!
 //! Recovery replays segments in order. Only a torn tail of the last segment ends the log quietly (and is
 //! truncated away): fewer bytes left than a header, a header whose record runs past the end of the file, or a
@@ -9,8 +10,7 @@
 //! reported as corruption, so that a damaged byte never silently drops the acknowledged writes behind it.
 
 use crate::error::{io, Error, Result};
-use crate::storage::{LogFile, Storage};
-use std::fs::File;
+use crate::storage::{Storage, WriteFile};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -38,23 +38,54 @@ pub fn segment_path(dir: &Path, id: u64) -> PathBuf {
 /// Appends records to the current segment.
 pub struct WalWriter {
     path: PathBuf,
-    file: Arc<dyn LogFile>,
+    file: Arc<dyn WriteFile>,
     /// Segment id.
     pub id: u64,
     /// Log position: bytes appended over the engine's lifetime (for group commit).
     pub lsn: u64,
 }
 
-/// Encodes one record.
+/// Encodes one record of a single put (`kind_put`) or delete.
 pub fn encode(kind_put: bool, seq: u64, key: &[u8], value: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER]);
+    encode_entry(kind_put, seq, key, value, out);
+    seal(start, out);
+}
+
+/// Encodes a write batch as one record (one entry's record for a batch of one): entry `i` gets sequence
+/// number `first + i`. A value of `None` is a delete.
+pub fn encode_batch(first: u64, batch: &[(&[u8], Option<&[u8]>)], out: &mut Vec<u8>) {
+    if let [(key, value)] = batch {
+        return encode(value.is_some(), first, key, value.unwrap_or(&[]), out);
+    }
+    let start = out.len();
+    out.extend_from_slice(&[0; HEADER]);
+    out.push(BATCH);
+    out.extend_from_slice(&(batch.len() as u32).to_le_bytes());
+    for (i, (key, value)) in batch.iter().enumerate() {
+        encode_entry(
+            value.is_some(),
+            first + i as u64,
+            key,
+            value.unwrap_or(&[]),
+            out,
+        );
+    }
+    seal(start, out);
+}
+
+fn encode_entry(kind_put: bool, seq: u64, key: &[u8], value: &[u8], out: &mut Vec<u8>) {
     out.push(kind_put as u8);
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(&(key.len() as u32).to_le_bytes());
     out.extend_from_slice(key);
     out.extend_from_slice(&(value.len() as u32).to_le_bytes());
     out.extend_from_slice(value);
+}
+
+/// Fills in the header of the record that starts at `start`.
+fn seal(start: usize, out: &mut [u8]) {
     let len = (out.len() - start - HEADER) as u32;
     let payload_crc = crc32c::crc32c(&out[start + HEADER..]);
     out[start + 4..start + 8].copy_from_slice(&len.to_le_bytes());
@@ -62,6 +93,9 @@ pub fn encode(kind_put: bool, seq: u64, key: &[u8], value: &[u8], out: &mut Vec<
     let header_crc = crc32c::crc32c(&len.to_le_bytes());
     out[start..start + 4].copy_from_slice(&header_crc.to_le_bytes());
 }
+
+/// The kind byte of a batch record.
+const BATCH: u8 = 2;
 
 /// Bytes of a record header.
 const HEADER: usize = 12;
@@ -73,7 +107,7 @@ impl WalWriter {
     /// Creates segment `id` through `storage` (and fsyncs the directory so the file survives a crash).
     pub fn create(storage: &Storage, dir: &Path, id: u64, lsn: u64) -> Result<Self> {
         let path = segment_path(dir, id);
-        let file = storage.open_log(&path).map_err(io(&path))?;
+        let file = storage.open_append(&path).map_err(io(&path))?;
         storage.sync_dir(dir).map_err(io(dir))?;
         Ok(WalWriter {
             path,
@@ -96,7 +130,7 @@ impl WalWriter {
     }
 
     /// A handle for fsyncing outside the writer lock (group commit).
-    pub fn sync_handle(&self) -> (Arc<dyn LogFile>, PathBuf) {
+    pub fn sync_handle(&self) -> (Arc<dyn WriteFile>, PathBuf) {
         (self.file.clone(), self.path.clone())
     }
 }
@@ -118,9 +152,9 @@ pub struct Record {
 /// runs past the end of the file, or a damaged last record whose bytes are zeros from a sector boundary inside
 /// it to the end of the file (the file grew but its last sectors never reached the disk, as a power loss can
 /// leave it). Any other damaged record is corruption wherever it lies.
-pub fn replay(dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
+pub fn replay(storage: &Storage, dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
     let path = segment_path(dir, id);
-    let bytes = std::fs::read(&path).map_err(io(&path))?;
+    let bytes = storage.read(&path).map_err(io(&path))?;
     // the first sector boundary from which the file holds only zeros (bytes before it may be zero too: the
     // high bytes of a sequence number or a length)
     let zeros_from = bytes
@@ -137,14 +171,14 @@ pub fn replay(dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
             d => d,
         };
         match decoded {
-            Decoded::Record(rec, next) => {
-                out.push(rec);
+            Decoded::Records(recs, next) => {
+                out.extend(recs);
                 pos = next;
             }
             Decoded::Torn if is_last => {
-                let f = File::options().write(true).open(&path).map_err(io(&path))?;
+                let f = storage.open_append(&path).map_err(io(&path))?;
                 f.set_len(pos as u64).map_err(io(&path))?;
-                f.sync_all().map_err(io(&path))?;
+                f.sync().map_err(io(&path))?;
                 break;
             }
             Decoded::Torn | Decoded::Corrupt { .. } => {
@@ -160,14 +194,13 @@ pub fn replay(dir: &Path, id: u64, is_last: bool) -> Result<Vec<Record>> {
 }
 
 enum Decoded {
-    Record(Record, usize),
+    /// A record's entries (several for a batch) and where the next record starts.
+    Records(Vec<Record>, usize),
     /// The end of the log as a crash can leave it.
     Torn,
     /// A record that fails its checks; `end` is where it would end by its header (the header's end when the
     /// header itself is bad). Corruption unless zeros follow from inside it to the end of the file.
-    Corrupt {
-        end: usize,
-    },
+    Corrupt { end: usize },
 }
 
 fn decode_at(b: &[u8], pos: usize) -> Decoded {
@@ -190,12 +223,29 @@ fn decode_at(b: &[u8], pos: usize) -> Decoded {
         return Decoded::Corrupt { end };
     }
     match parse_payload(body) {
-        Some(rec) => Decoded::Record(rec, end),
+        Some(recs) => Decoded::Records(recs, end),
         None => Decoded::Corrupt { end },
     }
 }
 
-fn parse_payload(body: &[u8]) -> Option<Record> {
+fn parse_payload(body: &[u8]) -> Option<Vec<Record>> {
+    if *body.first()? != BATCH {
+        let (rec, used) = parse_entry(body)?;
+        return (used == body.len()).then(|| vec![rec]);
+    }
+    let count = u32::from_le_bytes(body.get(1..5)?.try_into().ok()?) as usize;
+    let mut pos = 5;
+    let mut out = Vec::with_capacity(count.min(body.len() / 17));
+    for _ in 0..count {
+        let (rec, used) = parse_entry(body.get(pos..)?)?;
+        out.push(rec);
+        pos += used;
+    }
+    (pos == body.len()).then_some(out)
+}
+
+/// One entry at the start of `body` and the bytes it took.
+fn parse_entry(body: &[u8]) -> Option<(Record, usize)> {
     let kind = *body.first()?;
     let seq = u64::from_le_bytes(body.get(1..9)?.try_into().ok()?);
     let klen = u32::from_le_bytes(body.get(9..13)?.try_into().ok()?) as usize;
@@ -203,14 +253,17 @@ fn parse_payload(body: &[u8]) -> Option<Record> {
     let vstart = 13 + klen;
     let vlen = u32::from_le_bytes(body.get(vstart..vstart + 4)?.try_into().ok()?) as usize;
     let value = body.get(vstart + 4..vstart + 4 + vlen)?.to_vec();
-    if vstart + 4 + vlen != body.len() || kind > 1 {
+    if kind > 1 {
         return None;
     }
-    Some(Record {
-        seq,
-        key,
-        value: (kind == 1).then_some(value),
-    })
+    Some((
+        Record {
+            seq,
+            key,
+            value: (kind == 1).then_some(value),
+        },
+        vstart + 4 + vlen,
+    ))
 }
 
 #[cfg(test)]
@@ -239,7 +292,7 @@ mod tests {
     fn replays_every_record() {
         let dir = tempfile::tempdir().unwrap();
         write_log(dir.path(), 10);
-        let recs = replay(dir.path(), 1, true).unwrap();
+        let recs = replay(&Storage::default(), dir.path(), 1, true).unwrap();
         assert_eq!(recs.len(), 10);
         assert_eq!(recs[3].value, None);
         assert_eq!(recs[4].value.as_deref(), Some(&b"value"[..]));
@@ -251,7 +304,12 @@ mod tests {
         let bytes = write_log(dir.path(), 10);
         // a torn append: the last record cut short
         std::fs::write(segment_path(dir.path(), 1), &bytes[..bytes.len() - 3]).unwrap();
-        assert_eq!(replay(dir.path(), 1, true).unwrap().len(), 9);
+        assert_eq!(
+            replay(&Storage::default(), dir.path(), 1, true)
+                .unwrap()
+                .len(),
+            9
+        );
         let mut nine = Vec::new();
         for i in 0..9u64 {
             encode(
@@ -273,7 +331,7 @@ mod tests {
         bad[bytes.len() / 2] ^= 1;
         std::fs::write(segment_path(dir.path(), 1), &bad).unwrap();
         assert!(matches!(
-            replay(dir.path(), 1, true),
+            replay(&Storage::default(), dir.path(), 1, true),
             Err(Error::Corruption { .. })
         ));
         // and so is a flipped byte in the last record
@@ -282,7 +340,7 @@ mod tests {
         bad[last] ^= 1;
         std::fs::write(segment_path(dir.path(), 1), &bad).unwrap();
         assert!(matches!(
-            replay(dir.path(), 1, true),
+            replay(&Storage::default(), dir.path(), 1, true),
             Err(Error::Corruption { .. })
         ));
     }
@@ -308,19 +366,29 @@ mod tests {
         let mut torn = bytes.clone();
         torn[boundary..].fill(0);
         std::fs::write(&path, &torn).unwrap();
-        assert_eq!(replay(dir.path(), 1, true).unwrap().len(), 3);
+        assert_eq!(
+            replay(&Storage::default(), dir.path(), 1, true)
+                .unwrap()
+                .len(),
+            3
+        );
         assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, 3 * record);
         // the same zeros in a segment that is not the last: corruption
         std::fs::write(&path, &torn).unwrap();
         assert!(matches!(
-            replay(dir.path(), 1, false),
+            replay(&Storage::default(), dir.path(), 1, false),
             Err(Error::Corruption { .. })
         ));
         // zero bytes just before the boundary (a sequence number's high bytes, say) do not hide the lost sector
         let mut torn = bytes.clone();
         torn[boundary - 2..].fill(0);
         std::fs::write(&path, &torn).unwrap();
-        assert_eq!(replay(dir.path(), 1, true).unwrap().len(), 3);
+        assert_eq!(
+            replay(&Storage::default(), dir.path(), 1, true)
+                .unwrap()
+                .len(),
+            3
+        );
         // zeros from past the last sector boundary inside the record are damage, not a lost sector
         let last_boundary = (bytes.len() - 1) / SECTOR * SECTOR;
         assert!(last_boundary > 3 * record);
@@ -328,7 +396,7 @@ mod tests {
         bad[last_boundary + 3..].fill(0);
         std::fs::write(&path, &bad).unwrap();
         assert!(matches!(
-            replay(dir.path(), 1, true),
+            replay(&Storage::default(), dir.path(), 1, true),
             Err(Error::Corruption { .. })
         ));
         // zeros inside an earlier record, with whole records after them: corruption
@@ -336,8 +404,47 @@ mod tests {
         bad[record + 20..record + 40].fill(0);
         std::fs::write(&path, &bad).unwrap();
         assert!(matches!(
-            replay(dir.path(), 1, true),
+            replay(&Storage::default(), dir.path(), 1, true),
             Err(Error::Corruption { .. })
         ));
+    }
+
+    #[test]
+    fn a_batch_is_one_record_a_torn_tail_drops_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::default();
+        let mut w = WalWriter::create(&storage, dir.path(), 1, 0).unwrap();
+        let mut rec = Vec::new();
+        encode(true, 1, b"single", b"v", &mut rec);
+        let whole = rec.len();
+        let batch: Vec<(&[u8], Option<&[u8]>)> =
+            vec![(b"a", Some(b"1")), (b"b", None), (b"c", Some(b"3"))];
+        encode_batch(2, &batch, &mut rec);
+        w.append(&rec).unwrap();
+        w.sync().unwrap();
+        let recs = replay(&storage, dir.path(), 1, true).unwrap();
+        let seen: Vec<String> = recs
+            .iter()
+            .map(|r| format!("{} {:?} {:?}", r.seq, r.key, r.value))
+            .collect();
+        let want = |seq: u64, k: &[u8], v: Option<&[u8]>| {
+            format!("{seq} {k:?} {:?}", v.map(<[u8]>::to_vec))
+        };
+        assert_eq!(
+            seen,
+            vec![
+                want(1, b"single", Some(b"v")),
+                want(2, b"a", Some(b"1")),
+                want(3, b"b", None),
+                want(4, b"c", Some(b"3"))
+            ]
+        );
+        // cut anywhere inside the batch: none of it comes back
+        let path = segment_path(dir.path(), 1);
+        for cut in whole + 1..rec.len() {
+            std::fs::write(&path, &rec[..cut]).unwrap();
+            let recs = replay(&storage, dir.path(), 1, true).unwrap();
+            assert_eq!(recs.len(), 1, "cut at {cut}");
+        }
     }
 }

@@ -6,6 +6,7 @@ use crate::runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions};
 use crate::stats::IoStats;
 use crate::subcompaction::{merge_inputs, Inputs};
 use crate::version::{Level, Run, Version};
+use cosine_storage::Storage;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,6 +15,8 @@ use std::sync::Arc;
 pub struct Output<'a> {
     /// Directory of the database.
     pub dir: &'a Path,
+    /// The storage files are written through.
+    pub storage: &'a Storage,
     /// File-id allocator (shared with the engine).
     pub next_id: &'a AtomicU64,
     /// Writer options for the target level (bits per key from Monkey for that level).
@@ -80,10 +83,10 @@ pub fn write_entries(
             .block_writes
             .fetch_add(meta.blocks_written, Ordering::Relaxed);
         if meta.entries == 0 {
-            let _ = std::fs::remove_file(file_path(out.dir, id));
+            let _ = out.storage.remove(&file_path(out.dir, id));
             return Ok(());
         }
-        let f = RunFile::open(&file_path(out.dir, id), id)?;
+        let f = RunFile::open(out.storage, &file_path(out.dir, id), id)?;
         files.push(Arc::new(f));
         Ok(())
     };
@@ -103,7 +106,7 @@ pub fn write_entries(
             let id = out.next_id.fetch_add(1, Ordering::SeqCst);
             writer = Some((
                 id,
-                RunFileWriter::create(&file_path(out.dir, id), out.writer)?,
+                RunFileWriter::create(out.storage, &file_path(out.dir, id), out.writer)?,
             ));
         }
         if let Some((_, w)) = writer.as_mut() {
@@ -329,6 +332,8 @@ mod tests {
     use crate::subcompaction::split_ranges;
     use cosine_design::FilterGranularity;
 
+    static STORAGE: std::sync::LazyLock<Storage> = std::sync::LazyLock::new(Storage::default);
+
     fn output<'a>(
         dir: &'a Path,
         next_id: &'a AtomicU64,
@@ -337,6 +342,7 @@ mod tests {
     ) -> Output<'a> {
         Output {
             dir,
+            storage: &STORAGE,
             next_id,
             writer: WriterOptions {
                 block_bytes: 512,

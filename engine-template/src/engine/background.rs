@@ -4,12 +4,14 @@
 use super::*;
 
 impl Inner {
-    pub(super) fn write_manifest(&self, v: &Version, log_number: u64) -> Result<()> {
+    /// Writes the manifest of `v` with the records up to `last_seq` in runs and the log from `log_number` on
+    /// still needed. Callers hold `install`, so manifests are written one at a time.
+    pub(super) fn write_manifest(&self, v: &Version, log_number: u64, last_seq: u64) -> Result<()> {
         let m = Manifest {
             format: manifest::MANIFEST_FORMAT,
             design: self.design.clone(),
             next_id: self.next_id.load(Ordering::SeqCst),
-            last_seq: self.flushed_seq.load(Ordering::SeqCst),
+            last_seq,
             log_number,
             levels: v
                 .levels
@@ -25,7 +27,7 @@ impl Inner {
                 })
                 .collect(),
         };
-        manifest::store(&self.dir, &m)
+        manifest::store(&self.opts.storage, &self.dir, &m)
     }
 
     /// Whether a background role has something to do.
@@ -121,6 +123,7 @@ impl Inner {
         let opts = self.writer_options(&v, 1, buffer.len() as u64, buffer.bytes() as u64, None);
         let out = Output {
             dir: &self.dir,
+            storage: &self.opts.storage,
             next_id: &self.next_id,
             writer: opts,
             file_bytes: self.file_bytes(),
@@ -159,7 +162,6 @@ impl Inner {
             );
         }
         self.set_residency(&nv)?;
-        self.flushed_seq.fetch_max(max_seq, Ordering::SeqCst);
         let log_number = {
             let s = self.state.read();
             // the buffer being flushed is the oldest frozen one; the next oldest still needs its segments
@@ -170,7 +172,12 @@ impl Inner {
                 .map(|f| f.first_wal)
                 .unwrap_or(s.mem_first_wal)
         };
-        self.write_manifest(&nv, log_number)?;
+        // the flushed records count as in runs only once a manifest says so: were `flushed_seq` raised
+        // before, a compaction's manifest written after this one failed would record it while the run is
+        // in no manifest, and a restart would skip the records' log replay and lose them
+        let last_seq = self.flushed_seq.load(Ordering::SeqCst).max(max_seq);
+        self.write_manifest(&nv, log_number, last_seq)?;
+        self.flushed_seq.store(last_seq, Ordering::SeqCst);
         {
             let mut s = self.state.write();
             s.install(nv, &self.design, self.lsh);
@@ -181,12 +188,10 @@ impl Inner {
     }
 
     pub(super) fn remove_old_segments(&self, log_number: u64) {
-        if let Ok(rd) = std::fs::read_dir(&self.dir) {
-            for e in rd.flatten() {
-                if let Some(id) = parse_id(&e.file_name().to_string_lossy(), ".wal") {
-                    if id < log_number {
-                        let _ = std::fs::remove_file(e.path());
-                    }
+        if let Ok(names) = self.opts.storage.list(&self.dir) {
+            for name in names {
+                if parse_id(&name, ".wal").is_some_and(|id| id < log_number) {
+                    let _ = self.opts.storage.remove(&self.dir.join(name));
                 }
             }
         }
@@ -234,6 +239,7 @@ impl Inner {
             .sum();
         let out = Output {
             dir: &self.dir,
+            storage: &self.opts.storage,
             next_id: &self.next_id,
             writer: self.writer_options(v, target, 0, 0, Some((&inputs, input_entries))),
             file_bytes: self.file_bytes(),
@@ -288,7 +294,7 @@ impl Inner {
                 .map(|f| f.first_wal)
                 .unwrap_or(s.mem_first_wal)
         };
-        self.write_manifest(&nv, log_number)?;
+        self.write_manifest(&nv, log_number, self.flushed_seq.load(Ordering::SeqCst))?;
         self.state.write().install(nv, &self.design, self.lsh);
         let live: HashSet<u64> = self
             .state
@@ -299,7 +305,7 @@ impl Inner {
             .collect();
         for f in outcome.obsolete {
             if !live.contains(&f.id) {
-                let _ = std::fs::remove_file(f.path());
+                let _ = self.opts.storage.remove(f.path());
             }
         }
         Ok(())

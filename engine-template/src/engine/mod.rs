@@ -153,7 +153,7 @@ struct Inner {
     install: Mutex<()>,
     adapted_from: Option<Design>,
     /// The directory's `LOCK` file, held (flock) while the engine is open.
-    _lock: std::fs::File,
+    _lock: Box<dyn std::any::Any + Send + Sync>,
 }
 
 /// A durable, concurrent key-value engine shaped by a [`Design`].

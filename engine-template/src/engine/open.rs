@@ -9,16 +9,17 @@ impl Engine {
     pub fn open_with(dir: impl AsRef<Path>, design: &Design, opts: Options) -> Result<Engine> {
         design.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        if !dir.is_dir() {
+        let storage = opts.storage.clone();
+        if !storage.is_dir(&dir) {
             // the first ancestor that exists: every directory below it is new, and each new entry must
             // survive a crash (a relative one-part path's parent is the working directory, `.`)
             let absolute = std::path::absolute(&dir).map_err(io(&dir))?;
             let existing = absolute
                 .ancestors()
-                .find(|a| a.is_dir())
+                .find(|a| storage.is_dir(a))
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| PathBuf::from("/"));
-            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+            storage.create_dir_all(&dir).map_err(io(&dir))?;
             let mut created: Vec<&Path> = absolute
                 .ancestors()
                 .take_while(|a| *a != existing.as_path())
@@ -31,32 +32,24 @@ impl Engine {
             }
         }
         let lock_path = dir.join("LOCK");
-        let lock = std::fs::File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io(&lock_path))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(dir)),
-            Err(std::fs::TryLockError::Error(e)) => {
+        let lock = match storage.lock(&lock_path) {
+            Ok(guard) => guard,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(Error::Locked(dir)),
+            Err(e) => {
                 return Err(Error::Io {
                     path: lock_path,
                     source: e,
                 })
             }
-        }
-        let stored = manifest::load(&dir)?;
+        };
+        let stored = manifest::load(&storage, &dir)?;
         let stats = Arc::new(IoStats::default());
         let lsh = is_lsh(design);
         // ids in use on disk, so that new files never collide with leftovers
         let mut max_id = 0u64;
         let mut wal_ids = Vec::new();
         let mut run_ids = Vec::new();
-        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
-            let entry = entry.map_err(io(&dir))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for name in storage.list(&dir).map_err(io(&dir))? {
             if let Some(id) = parse_id(&name, ".wal") {
                 wal_ids.push(id);
                 max_id = max_id.max(id);
@@ -74,7 +67,11 @@ impl Engine {
                     for r in runs {
                         let mut files = Vec::new();
                         for id in &r.files {
-                            files.push(Arc::new(RunFile::open(&file_path(&dir, *id), *id)?));
+                            files.push(Arc::new(RunFile::open(
+                                &storage,
+                                &file_path(&dir, *id),
+                                *id,
+                            )?));
                         }
                         level.runs.push(Arc::new(Run { id: r.id, files }));
                     }
@@ -96,7 +93,7 @@ impl Engine {
         let live: HashSet<u64> = version.files().map(|(_, f)| f.id).collect();
         for id in run_ids {
             if !live.contains(&id) {
-                let _ = std::fs::remove_file(file_path(&dir, id));
+                let _ = storage.remove(&file_path(&dir, id));
             }
         }
         // replay the log. Each live segment holds one buffer's records (the log rotates when a buffer
@@ -119,7 +116,7 @@ impl Engine {
             let Some((_, buffer)) = replayed.last() else {
                 continue;
             };
-            for rec in wal::replay(&dir, *id, i + 1 == live_wals.len())? {
+            for rec in wal::replay(&storage, &dir, *id, i + 1 == live_wals.len())? {
                 if rec.seq > last_seq {
                     buffer.insert(rec.key, rec.seq, rec.value);
                 }
@@ -131,12 +128,12 @@ impl Engine {
         for id in &live_wals {
             let path = wal::segment_path(&dir, *id);
             opts.storage
-                .open_log(&path)
+                .open_append(&path)
                 .and_then(|f| f.sync())
                 .map_err(io(&path))?;
         }
         for id in wal_ids.iter().filter(|id| **id < log_number) {
-            let _ = std::fs::remove_file(wal::segment_path(&dir, *id));
+            let _ = storage.remove(&wal::segment_path(&dir, *id));
         }
         let next = AtomicU64::new(next_id);
         // the active buffer keeps its segment: writes go on appending to the last one replayed (its torn tail
@@ -199,7 +196,7 @@ impl Engine {
         {
             let v = inner.state.read().version.clone();
             inner.set_residency(&v)?;
-            inner.write_manifest(&v, oldest_wal)?;
+            inner.write_manifest(&v, oldest_wal, last_seq)?;
         }
         let mut workers = Vec::new();
         for (role, name) in [

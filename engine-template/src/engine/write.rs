@@ -182,15 +182,8 @@ impl Inner {
         let mut rec = std::mem::take(&mut w.scratch);
         rec.clear();
         let first = self.seq.fetch_add(batch.len() as u64, Ordering::SeqCst) + 1;
-        for (i, (key, value)) in batch.iter().enumerate() {
-            wal::encode(
-                value.is_some(),
-                first + i as u64,
-                key,
-                value.unwrap_or(&[]),
-                &mut rec,
-            );
-        }
+        // one record for the whole batch: a crash leaves all of it or none
+        wal::encode_batch(first, batch, &mut rec);
         let appended = w.wal.append(&rec);
         w.scratch = rec;
         if let Err(e) = appended {
@@ -292,7 +285,7 @@ impl Inner {
     /// earlier fsync already covered `need`.
     pub(super) fn fsync_log(
         &self,
-        file: &dyn crate::storage::LogFile,
+        file: &dyn crate::storage::WriteFile,
         path: &Path,
         upto: u64,
         need: u64,

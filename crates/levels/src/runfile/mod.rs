@@ -29,10 +29,8 @@ use cosine_fence_pointers::{
     fence_after, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex,
 };
 use cosine_filters::{block_item, FileFilter, KeyFilter};
+use cosine_storage::{ReadFile, Storage, WriteFile};
 use parking_lot::RwLock;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -110,7 +108,7 @@ pub struct RunFile {
     /// File id (unique in the database, increasing with age).
     pub id: u64,
     path: PathBuf,
-    file: File,
+    file: Arc<dyn ReadFile>,
     /// Facts about the file.
     pub meta: FileMeta,
     footer: Footer,

@@ -55,9 +55,9 @@ pub(super) fn decode_block(payload: &[u8]) -> Option<Vec<Entry>> {
 
 impl RunFile {
     /// Opens a file, verifying its footer, meta section and top index; loads its hash index if it has one.
-    pub fn open(path: &Path, id: u64) -> Result<Self> {
-        let file = File::open(path).map_err(io(path))?;
-        let size = file.metadata().map_err(io(path))?.len();
+    pub fn open(storage: &Storage, path: &Path, id: u64) -> Result<Self> {
+        let file = storage.open_read(path).map_err(io(path))?;
+        let size = file.len().map_err(io(path))?;
         if size < FOOTER_LEN as u64 {
             return Err(corrupt(path, 0, "file shorter than its footer"));
         }
@@ -100,7 +100,7 @@ impl RunFile {
             hash: secs[2],
             meta: secs[3],
         };
-        let meta_bytes = read_section(&file, path, footer.meta)?;
+        let meta_bytes = read_section(file.as_ref(), path, footer.meta)?;
         let mut m = Cursor {
             buf: &meta_bytes,
             pos: 0,
@@ -115,7 +115,7 @@ impl RunFile {
         let min_key = m.take(kl).ok_or_else(bad_meta)?.to_vec();
         let kl = m.u32().ok_or_else(bad_meta)? as usize;
         let max_key = m.take(kl).ok_or_else(bad_meta)?.to_vec();
-        let top_bytes = read_section(&file, path, footer.top)?;
+        let top_bytes = read_section(file.as_ref(), path, footer.top)?;
         let top = TopIndex(
             Fences::decode(&top_bytes).map_err(|e| corrupt(path, footer.top.0, e.to_string()))?,
         );
@@ -123,7 +123,7 @@ impl RunFile {
         // residency weighs against M_FP); it is decoded only if the file is made hot, so opening a database or
         // finishing a compaction neither holds nor sorts more hash indexes than M_FP pays for
         let hash_bytes = if footer.hash.1 > 0 {
-            let bytes = read_section(&file, path, footer.hash)?;
+            let bytes = read_section(file.as_ref(), path, footer.hash)?;
             let mem = HashIndex::decoded_bytes(&bytes)
                 .map_err(|e| corrupt(path, footer.hash.0, e.to_string()))?;
             Some(mem as u64)
@@ -200,7 +200,7 @@ impl RunFile {
             let loaded = self.resident.read().hash.is_some();
             let hash = if hot && !loaded {
                 Some(Arc::new(load_hash(
-                    &self.file,
+                    self.file.as_ref(),
                     &self.path,
                     self.footer.hash,
                 )?))
@@ -226,7 +226,7 @@ impl RunFile {
         };
         let want_filter = hot && with_filter && self.footer.filter.1 > 0;
         let filter = if want_filter && !has_filter {
-            let bytes = read_section(&self.file, &self.path, self.footer.filter)?;
+            let bytes = read_section(self.file.as_ref(), &self.path, self.footer.filter)?;
             Some(Arc::new(FileFilter::decode(&bytes).map_err(|e| {
                 corrupt(&self.path, self.footer.filter.0, e.to_string())
             })?))
@@ -283,13 +283,13 @@ impl RunFile {
     }
 
     pub(super) fn read_index_block(&self, h: BlockHandle) -> Result<Fences> {
-        let bytes = read_section(&self.file, &self.path, (h.offset, h.len))?;
+        let bytes = read_section(self.file.as_ref(), &self.path, (h.offset, h.len))?;
         Fences::decode(&bytes).map_err(|e| corrupt(&self.path, h.offset, e.to_string()))
     }
 
     /// Reads and decodes one data block, verifying its checksum.
     pub fn read_block(&self, h: BlockHandle) -> Result<Vec<Entry>> {
-        let bytes = read_section(&self.file, &self.path, (h.offset, h.len))?;
+        let bytes = read_section(self.file.as_ref(), &self.path, (h.offset, h.len))?;
         decode_block(&bytes)
             .ok_or_else(|| corrupt(&self.path, h.offset, "data block does not decode"))
     }
@@ -384,12 +384,16 @@ impl RunFile {
 }
 
 /// Reads and decodes a file's hash index section.
-pub(super) fn load_hash(file: &File, path: &Path, sec: (u64, u32)) -> Result<HashIndex> {
+pub(super) fn load_hash(file: &dyn ReadFile, path: &Path, sec: (u64, u32)) -> Result<HashIndex> {
     let bytes = read_section(file, path, sec)?;
     HashIndex::decode(&bytes).map_err(|e| corrupt(path, sec.0, e.to_string()))
 }
 
-pub(super) fn read_section(file: &File, path: &Path, (off, len): (u64, u32)) -> Result<Vec<u8>> {
+pub(super) fn read_section(
+    file: &dyn ReadFile,
+    path: &Path,
+    (off, len): (u64, u32),
+) -> Result<Vec<u8>> {
     if len < 4 {
         return Err(corrupt(path, off, "section shorter than its checksum"));
     }

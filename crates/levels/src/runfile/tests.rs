@@ -11,7 +11,7 @@ fn opts(bits: f64, g: FilterGranularity, hash: bool) -> WriterOptions {
 
 fn build(dir: &Path, name: &str, o: WriterOptions, n: u32) -> Arc<RunFile> {
     let p = dir.join(name);
-    let mut w = RunFileWriter::create(&p, o).unwrap();
+    let mut w = RunFileWriter::create(&Storage::default(), &p, o).unwrap();
     for i in 0..n {
         let k = format!("key{:06}", i * 2);
         let v = if i % 7 == 0 {
@@ -23,7 +23,7 @@ fn build(dir: &Path, name: &str, o: WriterOptions, n: u32) -> Arc<RunFile> {
     }
     let meta = w.finish().unwrap();
     assert_eq!(meta.entries, n as u64);
-    Arc::new(RunFile::open(&p, 1).unwrap())
+    Arc::new(RunFile::open(&Storage::default(), &p, 1).unwrap())
 }
 
 #[test]
@@ -139,7 +139,7 @@ fn every_flipped_byte_is_detected() {
         b[pos] ^= 0x5a;
         let p = dir.path().join("flipped");
         std::fs::write(&p, &b).unwrap();
-        let res = RunFile::open(&p, 2).and_then(|file| {
+        let res = RunFile::open(&Storage::default(), &p, 2).and_then(|file| {
             file.set_residency(true, true)?;
             for j in 0..120u32 {
                 let k = format!("key{:06}", j * 2);

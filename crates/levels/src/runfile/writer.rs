@@ -2,10 +2,15 @@
 
 use super::*;
 
+/// Bytes a writer gathers before handing them to the file.
+const WRITE_CHUNK: usize = 1 << 16;
+
 /// Writes a run file; `finish` makes it durable.
 pub struct RunFileWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    file: Arc<dyn WriteFile>,
+    /// Bytes not yet handed to the file (written in pieces of about 64 KiB).
+    out: Vec<u8>,
     opts: WriterOptions,
     offset: u64,
     block: Vec<u8>,
@@ -28,16 +33,13 @@ pub struct RunFileWriter {
 }
 
 impl RunFileWriter {
-    /// Creates `path` (which must not exist).
-    pub fn create(path: &Path, opts: WriterOptions) -> Result<Self> {
-        let file = File::options()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(io(path))?;
+    /// Creates `path` (which must not exist) through `storage`.
+    pub fn create(storage: &Storage, path: &Path, opts: WriterOptions) -> Result<Self> {
+        let file = storage.create(path, true).map_err(io(path))?;
         Ok(RunFileWriter {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(1 << 16, file),
+            file,
+            out: Vec::with_capacity(WRITE_CHUNK),
             opts,
             offset: 0,
             block: Vec::with_capacity(opts.block_bytes + 64),
@@ -118,12 +120,14 @@ impl RunFileWriter {
 
     pub(super) fn write_section(&mut self, payload: &[u8]) -> Result<(u64, u32)> {
         let off = self.offset;
-        self.out.write_all(payload).map_err(io(&self.path))?;
-        self.out
-            .write_all(&crc(payload).to_le_bytes())
-            .map_err(io(&self.path))?;
+        self.out.extend_from_slice(payload);
+        self.out.extend_from_slice(&crc(payload).to_le_bytes());
         let len = payload.len() as u64 + 4;
         self.offset += len;
+        if self.out.len() >= WRITE_CHUNK {
+            self.file.append(&self.out).map_err(io(&self.path))?;
+            self.out.clear();
+        }
         Ok((off, len as u32))
     }
 
@@ -224,10 +228,11 @@ impl RunFileWriter {
         let c = crc(&footer);
         footer.extend_from_slice(&c.to_le_bytes());
         debug_assert_eq!(footer.len(), FOOTER_LEN);
-        self.out.write_all(&footer).map_err(io(&self.path))?;
+        self.out.extend_from_slice(&footer);
         self.offset += footer.len() as u64;
-        self.out.flush().map_err(io(&self.path))?;
-        self.out.get_ref().sync_all().map_err(io(&self.path))?;
+        self.file.append(&self.out).map_err(io(&self.path))?;
+        self.out = Vec::new();
+        self.file.sync().map_err(io(&self.path))?;
         Ok(FileMeta {
             entries: self.entries,
             tombstones: self.tombstones,

@@ -1,0 +1,210 @@
+//! A backend whose calls of one kind fail, for fault-injection tests.
+
+use crate::{Fs, OsFs, ReadFile, WriteFile};
+use std::any::Any;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Which calls a [`Failing`] backend makes fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// `WriteFile::sync` on any file.
+    Sync,
+    /// `WriteFile::append` on any file.
+    Append,
+    /// `Fs::create`.
+    Create,
+    /// `Fs::rename`.
+    Rename,
+    /// `Fs::sync_dir`.
+    SyncDir,
+    /// `ReadFile::read_exact_at`.
+    Read,
+}
+
+struct Counter {
+    kind: FaultKind,
+    calls: AtomicU64,
+    from: u64,
+    once: bool,
+}
+
+impl Counter {
+    fn fault(&self, kind: FaultKind) -> io::Result<()> {
+        if kind != self.kind {
+            return Ok(());
+        }
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if call == self.from || (!self.once && call > self.from) {
+            return Err(io::Error::other(format!("injected {kind:?} failure")));
+        }
+        Ok(())
+    }
+}
+
+/// Another backend (the OS by default), except that calls of one kind fail: every one from the `n`-th on, or
+/// only the `n`-th (counting from 1 over every file), as Linux reports a failed write-back to one fsync and
+/// lets the next one succeed.
+pub struct Failing<F: Fs = OsFs> {
+    inner: F,
+    counter: Arc<Counter>,
+}
+
+impl Failing<OsFs> {
+    /// The OS file system, failing every call of `kind` from the `n`-th on.
+    pub fn from_nth(kind: FaultKind, n: u64) -> Self {
+        Failing::over(OsFs, kind, n, false)
+    }
+
+    /// The OS file system, failing the `n`-th call of `kind` only.
+    pub fn nth_only(kind: FaultKind, n: u64) -> Self {
+        Failing::over(OsFs, kind, n, true)
+    }
+}
+
+impl<F: Fs> Failing<F> {
+    /// `inner`, failing the `n`-th call of `kind` (`once`) or every one from the `n`-th on.
+    pub fn over(inner: F, kind: FaultKind, n: u64, once: bool) -> Self {
+        Failing {
+            inner,
+            counter: Arc::new(Counter {
+                kind,
+                calls: AtomicU64::new(0),
+                from: n.max(1),
+                once,
+            }),
+        }
+    }
+
+    /// Calls of the chosen kind made so far (failed ones included).
+    pub fn calls(&self) -> u64 {
+        self.counter.calls.load(Ordering::SeqCst)
+    }
+}
+
+struct FailingWrite {
+    file: Arc<dyn WriteFile>,
+    counter: Arc<Counter>,
+}
+
+impl WriteFile for FailingWrite {
+    fn append(&self, bytes: &[u8]) -> io::Result<()> {
+        self.counter.fault(FaultKind::Append)?;
+        self.file.append(bytes)
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        self.counter.fault(FaultKind::Sync)?;
+        self.file.sync()
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.file.set_len(len)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.file.len()
+    }
+}
+
+struct FailingRead {
+    file: Arc<dyn ReadFile>,
+    counter: Arc<Counter>,
+}
+
+impl ReadFile for FailingRead {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.counter.fault(FaultKind::Read)?;
+        self.file.read_exact_at(buf, offset)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.file.len()
+    }
+}
+
+impl<F: Fs> Failing<F> {
+    fn wrap(&self, file: Arc<dyn WriteFile>) -> Arc<dyn WriteFile> {
+        Arc::new(FailingWrite {
+            file,
+            counter: self.counter.clone(),
+        })
+    }
+}
+
+impl<F: Fs> Fs for Failing<F> {
+    fn create(&self, path: &Path, exclusive: bool) -> io::Result<Arc<dyn WriteFile>> {
+        self.counter.fault(FaultKind::Create)?;
+        Ok(self.wrap(self.inner.create(path, exclusive)?))
+    }
+
+    fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WriteFile>> {
+        Ok(self.wrap(self.inner.open_append(path)?))
+    }
+
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadFile>> {
+        Ok(Arc::new(FailingRead {
+            file: self.inner.open_read(path)?,
+            counter: self.counter.clone(),
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.counter.fault(FaultKind::Rename)?;
+        self.inner.rename(from, to)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove(path)
+    }
+
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.inner.is_dir(path)
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.counter.fault(FaultKind::SyncDir)?;
+        self.inner.sync_dir(dir)
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn Any + Send + Sync>> {
+        self.inner.lock(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fails_from_the_nth_call_of_its_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Failing::from_nth(FaultKind::Sync, 2);
+        let log = s.open_append(&dir.path().join("a")).unwrap();
+        log.append(b"x").unwrap();
+        log.sync().unwrap();
+        log.append(b"y").unwrap();
+        assert!(log.sync().is_err());
+        assert!(log.sync().is_err());
+        assert_eq!(std::fs::read(dir.path().join("a")).unwrap(), b"xy");
+        assert_eq!(s.calls(), 3);
+    }
+
+    #[test]
+    fn nth_only_fails_once() {
+        let fs = Failing::over(crate::MemFs::new(), FaultKind::Create, 2, true);
+        assert!(fs.create(Path::new("/a"), true).is_ok());
+        assert!(fs.create(Path::new("/b"), true).is_err());
+        assert!(fs.create(Path::new("/c"), true).is_ok());
+    }
+}
