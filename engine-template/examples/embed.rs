@@ -1,4 +1,5 @@
-//! Embedding the engine: open with a design, write, read, scan, read-modify-write, look at the stats.
+//! Embedding the engine: open with a design, write, read, scan, read-modify-write, snapshot and stream a
+//! range, look at the stats.
 //!
 //! `cargo run --release -p cosine-engine --example embed [DESIGN.json]`
 
@@ -32,6 +33,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "scan user000040..user000045: {} entries (user000042 was deleted)",
         page.len()
     );
+    // a snapshot keeps its view while the store moves on; a range streams with bounded memory
+    let snap = engine.snapshot()?;
+    engine.put(b"user000001", b"changed")?;
+    let mut streamed = 0;
+    for entry in snap.range(b"user".to_vec()..)? {
+        let (_, v) = entry?;
+        assert_ne!(v, b"changed");
+        streamed += 1;
+    }
+    println!("snapshot range: {streamed} users as of the snapshot");
+    drop(snap);
     engine.flush()?;
     let s = engine.stats();
     println!(

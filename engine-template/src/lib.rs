@@ -28,7 +28,7 @@ pub mod wal;
 
 pub use cosine_design::{Design, DesignClass};
 pub use cosine_levels::thread_read_blocks;
-pub use engine::{Engine, Options};
+pub use engine::{Engine, Options, Range, Snapshot};
 pub use error::{Error, Result};
 pub use stats::{LevelStats, MemoryStats, Stats};
 pub use wal::SyncMode;

@@ -17,7 +17,16 @@ enum Op {
     Rmw(u16),
     Flush,
     Reopen,
+    /// Streams a range to its end.
+    Range(u16, u16),
+    /// Takes a snapshot (replacing the one held).
+    Snapshot,
+    /// Reads the held snapshot whole and one key of it.
+    ReadSnapshot(u16),
 }
+
+/// What the store should hold.
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn key(k: u16) -> Vec<u8> {
     format!("key-{k:05}").into_bytes()
@@ -32,6 +41,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u16..400).prop_map(Op::Rmw),
         1 => Just(Op::Flush),
         1 => Just(Op::Reopen),
+        1 => (0u16..400, 0u16..400).prop_map(|(a, b)| Op::Range(a.min(b), a.max(b))),
+        1 => Just(Op::Snapshot),
+        2 => (0u16..400).prop_map(Op::ReadSnapshot),
     ]
 }
 
@@ -40,6 +52,8 @@ fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> 
     let opts = Options::with_sync(SyncMode::Never);
     let mut engine = Some(Engine::open_with(dir.path(), design, opts.clone()).unwrap());
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    // a snapshot and the model as it was when the snapshot was taken
+    let mut snap: Option<(cosine_engine::Snapshot, Model)> = None;
     for op in ops {
         let e = engine.as_ref().unwrap();
         match op {
@@ -79,7 +93,33 @@ fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> 
                 prop_assert_eq!(got.as_ref(), Some(&*m));
             }
             Op::Flush => e.flush().unwrap(),
+            Op::Range(a, b) => {
+                let got: Vec<(Vec<u8>, Vec<u8>)> = e
+                    .range(key(*a)..key(*b))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                let want: Vec<(Vec<u8>, Vec<u8>)> = model
+                    .range(key(*a)..key(*b))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                prop_assert_eq!(got, want, "range {}..{}", a, b);
+            }
+            Op::Snapshot => snap = Some((e.snapshot().unwrap(), model.clone())),
+            Op::ReadSnapshot(k) => {
+                if let Some((s, then)) = &snap {
+                    let got = s.get(&key(*k)).unwrap();
+                    prop_assert_eq!(got.as_ref(), then.get(&key(*k)), "snapshot get {}", k);
+                    let got: Vec<(Vec<u8>, Vec<u8>)> =
+                        s.range(..).unwrap().collect::<Result<_, _>>().unwrap();
+                    let want: Vec<(Vec<u8>, Vec<u8>)> =
+                        then.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    prop_assert_eq!(got, want, "snapshot range");
+                }
+            }
             Op::Reopen => {
+                // a snapshot holds the store open: it goes before the engine closes
+                snap = None;
                 engine.take().unwrap().close().unwrap();
                 engine = Some(Engine::open_with(dir.path(), design, opts.clone()).unwrap());
             }
@@ -87,6 +127,15 @@ fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> 
     }
     let e = engine.take().unwrap();
     e.wait_for_compactions().unwrap();
+    // a snapshot survives every flush and compaction since it was taken
+    if let Some((s, then)) = snap.take() {
+        let got: Vec<(Vec<u8>, Vec<u8>)> = s.range(..).unwrap().collect::<Result<_, _>>().unwrap();
+        prop_assert_eq!(
+            got,
+            then.into_iter().collect::<Vec<_>>(),
+            "snapshot after compactions"
+        );
+    }
     let all = e.scan(.., usize::MAX).unwrap();
     let want: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
     prop_assert_eq!(all, want);
@@ -120,5 +169,13 @@ proptest! {
     #[test]
     fn hybrid_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
         run(&common::shapes()[4].1, &ops)?;
+    }
+
+    #[test]
+    fn random_designs_match_btreemap(
+        design in common::design_strategy(),
+        ops in proptest::collection::vec(op(), 1..400),
+    ) {
+        run(&design, &ops)?;
     }
 }

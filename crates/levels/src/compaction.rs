@@ -328,7 +328,7 @@ pub fn execute(plan: &Plan, version: &Version, out: &Output<'_>) -> Result<Outco
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::RunIter;
+    use crate::merge::{EntryIter, RunIter};
     use crate::subcompaction::split_ranges;
     use cosine_design::FilterGranularity;
 

@@ -7,6 +7,14 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
+/// A sorted stream of entries whose every step can fail with an I/O or corruption error: the one iterator
+/// shape of the read path and of compactions (a file, a run, a buffer page, a merge of any of them). A source
+/// that cannot fail (a buffer) is one too, through [`Source::Lazy`].
+pub trait EntryIter {
+    /// The next entry in key order, `Ok(None)` at the end.
+    fn next_entry(&mut self) -> Result<Option<Entry>>;
+}
+
 /// Iterates the files of one run in key order, from a start key.
 pub struct RunIter {
     files: VecDeque<Arc<RunFile>>,
@@ -36,9 +44,10 @@ impl RunIter {
             stats,
         }
     }
+}
 
-    /// The next entry.
-    pub fn next_entry(&mut self) -> Result<Option<Entry>> {
+impl EntryIter for RunIter {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
             if let Some(it) = &mut self.cur {
                 if let Some(e) = it.next_entry()? {
@@ -63,7 +72,7 @@ pub enum Source {
     Lazy(Box<dyn Iterator<Item = Entry> + Send>),
 }
 
-impl Source {
+impl EntryIter for Source {
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         match self {
             Source::Run(r) => r.next_entry(),
@@ -73,15 +82,16 @@ impl Source {
 }
 
 /// Merges sources given newest first: yields each key once, with its newest version (tombstones included).
-pub struct MergeIter {
-    sources: Vec<Source>,
+/// Generic over its sources, so a merge of merges or of any [`EntryIter`] works the same way.
+pub struct MergeIter<S: EntryIter = Source> {
+    sources: Vec<S>,
     heads: Vec<Option<Entry>>,
     heap: BinaryHeap<Reverse<(Vec<u8>, usize)>>,
 }
 
-impl MergeIter {
+impl<S: EntryIter> MergeIter<S> {
     /// A merge of `sources`, newest first.
-    pub fn new(mut sources: Vec<Source>) -> Result<Self> {
+    pub fn new(mut sources: Vec<S>) -> Result<Self> {
         let mut heads = Vec::with_capacity(sources.len());
         let mut heap = BinaryHeap::new();
         for (rank, s) in sources.iter_mut().enumerate() {
@@ -107,9 +117,11 @@ impl MergeIter {
         self.heads[rank] = next;
         Ok(taken)
     }
+}
 
+impl<S: EntryIter> EntryIter for MergeIter<S> {
     /// The next key's newest version.
-    pub fn next_entry(&mut self) -> Result<Option<Entry>> {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         let Some(Reverse((key, rank))) = self.heap.pop() else {
             return Ok(None);
         };

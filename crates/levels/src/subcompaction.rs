@@ -3,7 +3,7 @@
 
 use crate::compaction::{write_entries, Output};
 use crate::error::Result;
-use crate::merge::{MergeIter, RunIter, Source};
+use crate::merge::{EntryIter, MergeIter, RunIter, Source};
 use crate::runfile::RunFile;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

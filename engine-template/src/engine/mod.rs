@@ -6,8 +6,11 @@ mod counters;
 mod memory;
 mod open;
 mod read;
+mod snapshot;
 mod write;
 
+pub use read::Range;
+pub use snapshot::Snapshot;
 use write::check_sizes;
 
 use crate::error::{io, Error, Result};
@@ -18,7 +21,7 @@ use crate::wal::{self, SyncMode, WalWriter};
 use cosine_buffer::{Buffer, HashLogBuffer, SortedBuffer, WriteBuffer};
 use cosine_design::{Design, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use cosine_levels::compaction::{self, file_path, Output};
-use cosine_levels::merge::{MergeIter, RunIter, Source};
+use cosine_levels::merge::{EntryIter, MergeIter, RunIter, Source};
 use cosine_levels::planner::{self, Plan, Policy};
 use cosine_levels::{IoStats, Run, RunFile, Version, WriterOptions};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -264,15 +267,30 @@ impl Engine {
         Ok(next)
     }
 
-    /// Up to `limit` live entries with keys in `range`, in key order.
+    /// Up to `limit` live entries with keys in `range`, in key order (sugar over [`Engine::range`]).
     pub fn scan<R: RangeBounds<Vec<u8>>>(
         &self,
         range: R,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let start = range.start_bound().map(|k| k.as_slice());
         let end = range.end_bound().map(|k| k.as_slice());
-        self.inner.scan(start, end, limit)
+        self.inner
+            .range_live(start, end, limit)?
+            .take(limit)
+            .collect()
+    }
+
+    /// The live entries with keys in `range`, in key order, streamed: memory stays bounded however long the
+    /// range. Each key is read as it stands when the iterator reaches it; for one consistent view of many keys
+    /// use [`Engine::snapshot`].
+    pub fn range<R: RangeBounds<Vec<u8>>>(&self, range: R) -> Result<Range> {
+        let start = range.start_bound().map(|k| k.as_slice());
+        let end = range.end_bound().map(|k| k.as_slice());
+        self.inner.range_live(start, end, 64)
     }
 
     /// Forces the write buffer to disk and waits until every frozen buffer is flushed.

@@ -1,6 +1,9 @@
-//! The read path: point lookups and scans over the buffers and the runs.
+//! The read path: point lookups and streaming ranges over the buffers and the runs.
 
 use super::*;
+
+/// Most entries a range copies from a buffer at a time (unless a scan's limit asks for more at once).
+const MAX_PAGE: usize = 1024;
 
 /// Pages through a live buffer in key order for a scan: it copies a chunk of entries at a time (first the
 /// scan's limit, doubling when tombstones or newer runs make the merge ask for more), never the whole buffer.
@@ -45,7 +48,10 @@ impl Iterator for BufferCursor {
             .buffer
             .range(borrowed(&self.next), borrowed(&self.end), self.batch);
         self.exhausted = got.len() < self.batch;
-        self.batch = self.batch.saturating_mul(2);
+        // pages double up to a bound, so a long range never copies a whole buffer at once
+        if self.batch < MAX_PAGE {
+            self.batch = (self.batch * 2).min(MAX_PAGE);
+        }
         if let Some(last) = got.last() {
             self.next = Bound::Excluded(last.0.clone());
         }
@@ -68,7 +74,17 @@ impl Inner {
         if let Some((_, v)) = mem.get(key) {
             return Ok(v);
         }
-        for b in &frozen {
+        self.lookup(&frozen, &version, key)
+    }
+
+    /// A point lookup over `buffers` (newest first), then the runs of `version`.
+    pub(super) fn lookup(
+        &self,
+        buffers: &[Arc<Buffer>],
+        version: &Version,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        for b in buffers {
             if let Some((_, v)) = b.get(key) {
                 return Ok(v);
             }
@@ -85,26 +101,27 @@ impl Inner {
         Ok(None)
     }
 
-    pub(super) fn scan(
+    /// A streaming merge over `buffers` (newest first) and the runs of `version`, from `start` to `end`.
+    /// `chunk` is how many entries a live buffer is paged by at first (a scan's limit).
+    pub(super) fn range(
         &self,
+        buffers: &[Arc<Buffer>],
+        version: &Version,
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let (mem, frozen, version) = self.state.read().snapshot();
+        chunk: usize,
+    ) -> Result<Range> {
         let seek = match start {
             Bound::Included(k) | Bound::Excluded(k) => Some(k),
             Bound::Unbounded => None,
         };
-        let mut sources = vec![Source::Lazy(Box::new(BufferCursor::new(
-            mem, start, end, limit,
-        )))];
-        for b in frozen {
+        let mut sources = Vec::new();
+        for b in buffers {
             sources.push(Source::Lazy(Box::new(BufferCursor::new(
-                b, start, end, limit,
+                b.clone(),
+                start,
+                end,
+                chunk,
             ))));
         }
         for (i, level) in version.levels.iter().enumerate() {
@@ -116,28 +133,67 @@ impl Inner {
                 )));
             }
         }
-        let mut merge = MergeIter::new(sources)?;
-        let mut out = Vec::new();
-        while let Some((k, _, v)) = merge.next_entry()? {
-            let after_start = match start {
-                Bound::Excluded(s) => k.as_slice() > s,
-                _ => true,
+        Ok(Range {
+            merge: MergeIter::new(sources)?,
+            start: start.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            done: false,
+        })
+    }
+
+    /// A range over the live state: the active buffer, the frozen ones and the current version.
+    pub(super) fn range_live(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        chunk: usize,
+    ) -> Result<Range> {
+        let (mem, mut frozen, version) = self.state.read().snapshot();
+        frozen.insert(0, mem);
+        self.range(&frozen, &version, start, end, chunk)
+    }
+}
+
+/// A streaming iterator over the live entries of a key range, in key order: `Engine::range` and
+/// `Snapshot::range` return it. It holds one page of each buffer (up to about a thousand entries) and one block
+/// of each run at a time, so a scan of any length takes bounded memory; a failed read or a checksum mismatch
+/// ends it with an error.
+pub struct Range {
+    merge: MergeIter,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    done: bool,
+}
+
+impl Iterator for Range {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let (k, _, v) = match self.merge.next_entry() {
+                Ok(Some(e)) => e,
+                Ok(None) => break,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e.into()));
+                }
             };
-            let before_end = match end {
-                Bound::Included(e) => k.as_slice() <= e,
-                Bound::Excluded(e) => k.as_slice() < e,
+            if matches!(&self.start, Bound::Excluded(s) if k <= *s) {
+                continue;
+            }
+            let before_end = match &self.end {
+                Bound::Included(e) => k <= *e,
+                Bound::Excluded(e) => k < *e,
                 Bound::Unbounded => true,
             };
             if !before_end {
                 break;
             }
-            if let (true, Some(v)) = (after_start, v) {
-                out.push((k, v));
-                if out.len() >= limit {
-                    break;
-                }
+            if let Some(v) = v {
+                return Some(Ok((k, v)));
             }
         }
-        Ok(out)
+        self.done = true;
+        None
     }
 }

@@ -51,3 +51,51 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
         ("hybrid", hybrid),
     ]
 }
+
+/// Random valid designs at test scale, over every primitive the engine honours: size ratio, runs per hot and
+/// cold level, the memory split (with and without filters, few or many fences), compaction, run strategy, file
+/// picking, filter granularity, merge threshold, threads, block and file sizes; one in six is an LSH design.
+pub fn design_strategy() -> impl proptest::strategy::Strategy<Value = Design> {
+    use cosine_design::{Compaction, DesignClass, RunStrategy};
+    use proptest::prelude::*;
+    let lsm = (
+        (2u64..12, 1u64..12, 1u64..12),
+        (1u64..8, 0u64..8, 0u64..4),
+        (0usize..3, 0usize..3, 0usize..4, 0usize..2, 0usize..3),
+        (1u32..3, 1u32..4, 0usize..3, 0usize..3),
+    )
+        .prop_map(
+            |((t, k, z), (buf, filt, fence), (c, r, p, g, m), (full, threads, b, f))| {
+                let mut d = Design::rocksdb_like(buf << 10, filt << 10, (fence << 10) + 256);
+                (d.size_ratio, d.hot_runs, d.cold_runs) =
+                    (t, k.min(t - 1).max(1), z.min(t - 1).max(1));
+                d.compaction = [Compaction::Full, Compaction::Partial, Compaction::Hybrid][c];
+                d.run_strategy = [
+                    RunStrategy::First,
+                    RunStrategy::LastFull,
+                    RunStrategy::Fullest,
+                ][r];
+                d.file_picking = [
+                    FilePicking::Oldest,
+                    FilePicking::DenseFp,
+                    FilePicking::SparseFp,
+                    FilePicking::ChooseFirst,
+                ][p];
+                d.filter_granularity = [FilterGranularity::File, FilterGranularity::Block][g];
+                d.merge_threshold = [0.5, 0.75, 1.0][m];
+                d.full_compaction_levels = full;
+                d.threads = threads;
+                d.block_bytes = [256, 512, 1024][b];
+                d.file_bytes = [2 << 10, 4 << 10, 8 << 10][f];
+                d.class = None;
+                d
+            },
+        );
+    let lsh = (1u64..8, 1u64..16, 0usize..3).prop_map(|(buf, fence, b)| {
+        let mut d = Design::lsh_like(buf << 10, fence << 10);
+        d.block_bytes = [256, 512, 1024][b];
+        d.class = Some(DesignClass::Lsh);
+        d
+    });
+    prop_oneof![5 => lsm, 1 => lsh].prop_filter("valid designs only", |d| d.validate().is_ok())
+}

@@ -102,9 +102,10 @@ impl FileIter {
             }
         }
     }
+}
 
-    /// The next entry, or `Ok(None)` at the end.
-    pub fn next_entry(&mut self) -> Result<Option<Entry>> {
+impl crate::merge::EntryIter for FileIter {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
             if let Some(e) = self.block.next() {
                 if let Some(s) = &self.start {

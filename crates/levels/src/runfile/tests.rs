@@ -1,4 +1,5 @@
 use super::*;
+use crate::merge::EntryIter;
 
 fn opts(bits: f64, g: FilterGranularity, hash: bool) -> WriterOptions {
     WriterOptions {
