@@ -174,3 +174,73 @@ fn concurrent_writers_all_see_the_failure() {
         }
     }
 }
+
+/// Storage failures in the background work (a run file's create, append or fsync in a flush or compaction, a
+/// manifest install's rename, a directory fsync, a run file's read): the engine poisons instead of going on,
+/// keeps answering reads with right values (a failed read is an error, never a wrong or missing value), and a
+/// reopen on healthy storage finds every acknowledged write.
+#[test]
+fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
+    let cases = [
+        (FaultKind::Create, ".run", 2),
+        (FaultKind::Append, ".run", 3),
+        (FaultKind::Sync, ".run", 2),
+        (FaultKind::Rename, "MANIFEST.tmp", 2),
+        (FaultKind::SyncDir, "/db", 3),
+        (FaultKind::Read, ".run", 40),
+    ];
+    for (shape, design) in common::shapes() {
+        for (kind, files, nth) in cases {
+            let root = tempfile::tempdir().unwrap();
+            let dir = root.path().join("db");
+            let failing = std::sync::Arc::new(Failing::from_nth(kind, nth).on_files(files));
+            let options = Options {
+                sync: SyncMode::Never,
+                storage: Storage::new(failing.clone()),
+            };
+            let ctx = format!("{shape}: {kind:?} of {files} from call {nth}");
+            let engine = Engine::open_with(&dir, &design, options).unwrap();
+            let value = |i: u32| format!("value-{i}-{}", "v".repeat((i % 40) as usize));
+            let mut acked = 0u32;
+            for i in 0..4000u32 {
+                let key = format!("key{:05}", (i * 7919) % 4000);
+                if kind == FaultKind::Read && i % 10 == 0 {
+                    // reads of written keys, which may reach the failing run files
+                    for j in (0..acked).step_by(97) {
+                        let k = format!("key{:05}", (j * 7919) % 4000);
+                        if let Ok(v) = engine.get(k.as_bytes()) {
+                            assert_eq!(v, Some(value(j).into_bytes()), "{ctx}: a wrong read");
+                        }
+                    }
+                }
+                if engine.put(key.as_bytes(), value(i).as_bytes()).is_err() {
+                    break;
+                }
+                acked = i + 1;
+            }
+            assert!(failing.calls() >= nth, "{ctx}: the fault never hit");
+            if kind != FaultKind::Read {
+                for j in 0..acked {
+                    let k = format!("key{:05}", (j * 7919) % 4000);
+                    assert_eq!(
+                        engine.get(k.as_bytes()).unwrap(),
+                        Some(value(j).into_bytes()),
+                        "{ctx}: acknowledged {k} unreadable while the engine runs"
+                    );
+                }
+            }
+            let _ = engine.close();
+            let engine = common::open_unsynced(&dir, &design)
+                .unwrap_or_else(|e| panic!("{ctx}: does not reopen: {e}"));
+            for j in 0..acked {
+                let k = format!("key{:05}", (j * 7919) % 4000);
+                assert_eq!(
+                    engine.get(k.as_bytes()).unwrap(),
+                    Some(value(j).into_bytes()),
+                    "{ctx}: acknowledged {k} lost"
+                );
+            }
+            engine.close().unwrap();
+        }
+    }
+}

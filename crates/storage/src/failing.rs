@@ -50,6 +50,8 @@ impl Counter {
 pub struct Failing<F: Fs = OsFs> {
     inner: F,
     counter: Arc<Counter>,
+    /// Only paths whose names end so are failed (all when `None`).
+    suffix: Option<String>,
 }
 
 impl Failing<OsFs> {
@@ -75,6 +77,30 @@ impl<F: Fs> Failing<F> {
                 from: n.max(1),
                 once,
             }),
+            suffix: None,
+        }
+    }
+
+    /// Fails (and counts) only calls on paths whose file names end with `suffix` (for a directory sync, the
+    /// directory's name): `".run"` aims at flushes and compactions, `".wal"` at the log, `"MANIFEST.tmp"` at
+    /// manifest installs.
+    pub fn on_files(mut self, suffix: &str) -> Self {
+        self.suffix = Some(suffix.to_string());
+        self
+    }
+
+    fn aims_at(&self, path: &Path) -> bool {
+        match &self.suffix {
+            None => true,
+            Some(s) => path.to_string_lossy().ends_with(s.as_str()),
+        }
+    }
+
+    fn fault(&self, kind: FaultKind, path: &Path) -> io::Result<()> {
+        if self.aims_at(path) {
+            self.counter.fault(kind)
+        } else {
+            Ok(())
         }
     }
 
@@ -86,17 +112,22 @@ impl<F: Fs> Failing<F> {
 
 struct FailingWrite {
     file: Arc<dyn WriteFile>,
-    counter: Arc<Counter>,
+    /// `None` when the file is not aimed at.
+    counter: Option<Arc<Counter>>,
 }
 
 impl WriteFile for FailingWrite {
     fn append(&self, bytes: &[u8]) -> io::Result<()> {
-        self.counter.fault(FaultKind::Append)?;
+        if let Some(c) = &self.counter {
+            c.fault(FaultKind::Append)?;
+        }
         self.file.append(bytes)
     }
 
     fn sync(&self) -> io::Result<()> {
-        self.counter.fault(FaultKind::Sync)?;
+        if let Some(c) = &self.counter {
+            c.fault(FaultKind::Sync)?;
+        }
         self.file.sync()
     }
 
@@ -111,12 +142,14 @@ impl WriteFile for FailingWrite {
 
 struct FailingRead {
     file: Arc<dyn ReadFile>,
-    counter: Arc<Counter>,
+    counter: Option<Arc<Counter>>,
 }
 
 impl ReadFile for FailingRead {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.counter.fault(FaultKind::Read)?;
+        if let Some(c) = &self.counter {
+            c.fault(FaultKind::Read)?;
+        }
         self.file.read_exact_at(buf, offset)
     }
 
@@ -126,33 +159,33 @@ impl ReadFile for FailingRead {
 }
 
 impl<F: Fs> Failing<F> {
-    fn wrap(&self, file: Arc<dyn WriteFile>) -> Arc<dyn WriteFile> {
+    fn wrap(&self, path: &Path, file: Arc<dyn WriteFile>) -> Arc<dyn WriteFile> {
         Arc::new(FailingWrite {
             file,
-            counter: self.counter.clone(),
+            counter: self.aims_at(path).then(|| self.counter.clone()),
         })
     }
 }
 
 impl<F: Fs> Fs for Failing<F> {
     fn create(&self, path: &Path, exclusive: bool) -> io::Result<Arc<dyn WriteFile>> {
-        self.counter.fault(FaultKind::Create)?;
-        Ok(self.wrap(self.inner.create(path, exclusive)?))
+        self.fault(FaultKind::Create, path)?;
+        Ok(self.wrap(path, self.inner.create(path, exclusive)?))
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WriteFile>> {
-        Ok(self.wrap(self.inner.open_append(path)?))
+        Ok(self.wrap(path, self.inner.open_append(path)?))
     }
 
     fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadFile>> {
         Ok(Arc::new(FailingRead {
             file: self.inner.open_read(path)?,
-            counter: self.counter.clone(),
+            counter: self.aims_at(path).then(|| self.counter.clone()),
         }))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.counter.fault(FaultKind::Rename)?;
+        self.fault(FaultKind::Rename, from)?;
         self.inner.rename(from, to)
     }
 
@@ -173,7 +206,7 @@ impl<F: Fs> Fs for Failing<F> {
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        self.counter.fault(FaultKind::SyncDir)?;
+        self.fault(FaultKind::SyncDir, dir)?;
         self.inner.sync_dir(dir)
     }
 
@@ -198,6 +231,17 @@ mod tests {
         assert!(log.sync().is_err());
         assert_eq!(std::fs::read(dir.path().join("a")).unwrap(), b"xy");
         assert_eq!(s.calls(), 3);
+    }
+
+    #[test]
+    fn on_files_aims_at_one_kind_of_file() {
+        let fs = Failing::over(crate::MemFs::new(), FaultKind::Sync, 1, false).on_files(".run");
+        let log = fs.create(Path::new("/1.wal"), true).unwrap();
+        log.sync().unwrap();
+        let run = fs.create(Path::new("/2.run"), true).unwrap();
+        assert!(run.sync().is_err());
+        log.sync().unwrap();
+        assert_eq!(fs.calls(), 1);
     }
 
     #[test]

@@ -86,6 +86,41 @@ pub trait Fs: Send + Sync {
     fn lock(&self, path: &Path) -> io::Result<Box<dyn Any + Send + Sync>>;
 }
 
+/// A shared backend is a backend: a test keeps one handle (to count calls or crash it) and gives the engine
+/// another.
+impl<F: Fs + ?Sized> Fs for Arc<F> {
+    fn create(&self, path: &Path, exclusive: bool) -> io::Result<Arc<dyn WriteFile>> {
+        (**self).create(path, exclusive)
+    }
+    fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WriteFile>> {
+        (**self).open_append(path)
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadFile>> {
+        (**self).open_read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        (**self).rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        (**self).remove(path)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        (**self).list(dir)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        (**self).is_dir(path)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        (**self).create_dir_all(dir)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        (**self).sync_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> io::Result<Box<dyn Any + Send + Sync>> {
+        (**self).lock(path)
+    }
+}
+
 /// The storage an engine writes through: a cheap handle on a shared [`Fs`]; the operating system's file
 /// system by default.
 #[derive(Clone)]
