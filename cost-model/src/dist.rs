@@ -465,6 +465,9 @@ impl DistributionAware {
         let mut lookup = 0.0;
         let mut insert = 0.0;
         let mut weight = 0.0;
+        // our engine's runs whose hash indexes do not fit M_FP: index blocks a lookup reads on its way
+        let ages = LshAges::new(design, workload, shape, &parts, eb, k);
+        let mut cold_probes = 0.0;
         for part in &parts {
             // fixed model: the buffer is half full on average, and empty for a workload without writes
             let eb0 = if q.full_buffer {
@@ -511,9 +514,14 @@ impl DistributionAware {
             lookup += part.get * l_cost;
             insert += part.put * p_cost;
             weight += part.get;
+            if !q.lsh_calibrated {
+                cold_probes +=
+                    part.get * cond * ages.cold_probes(|y| 1.0 - KeySpace::alpha(part, y));
+            }
         }
         if weight > 0.0 && !q.lsh_unconditioned {
             lookup /= weight;
+            cold_probes /= weight;
         }
         if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
             // the newest keys are in the buffer (half full on average); any older one costs the one block its
@@ -521,6 +529,14 @@ impl DistributionAware {
             let n = shape.entries.max(1.0);
             let in_buffer = if writes(workload) { eb / 2.0 } else { 0.0 };
             lookup = 1.0 - harmonic(in_buffer.min(n), *theta) / harmonic(n, *theta);
+            // a read's key is the r-th newest insert with Zipf probability: older than y writes when r is
+            // above y's share of inserts
+            let m = &workload.mix;
+            let inserts = m.insert / (m.insert + m.blind_update + m.rmw).max(1e-12);
+            let inserts = if inserts > 0.0 { inserts } else { 1.0 };
+            cold_probes = ages.cold_probes_by_age(|y| {
+                1.0 - harmonic((y * inserts).min(n), *theta) / harmonic(n, *theta)
+            });
         }
         let s = workload.scan_length as f64;
         let per_op = if q.lsh_calibrated {
@@ -537,26 +553,14 @@ impl DistributionAware {
         } else {
             // the log's runs are sorted files under a hash index: a scan seeks into each (index block and
             // data block: the hash index cannot seek by key order) and reads s/B blocks in all
-            let runs = k.min((shape.entries / eb).ceil()).max(1.0);
-            // runs whose hash index does not fit M_FP (the oldest: the engine keeps the newest resident) are
-            // cold: a lookup that reaches one reads its on-disk index block and a data block, since no filter
-            // skips it
-            let cold = lsh_cold_fraction(design, shape);
-            let cold_runs = cold * runs;
-            // the share of lookups whose key lies in the cold (oldest) runs: the data's share, except that
-            // "latest" reads favour the newest keys, which the resident runs hold
-            let reach = match (&workload.reads, q.latest_as_zipfian) {
-                (KeyDistribution::Latest { theta }, false) if cold > 0.0 => {
-                    let n = shape.entries.max(1.0);
-                    1.0 - harmonic((n * (1.0 - cold)).max(1.0), *theta) / harmonic(n, *theta)
-                }
-                _ => cold,
-            };
-            // its own index block, and on average half the other cold runs at two blocks each
-            let lookup = lookup * (1.0 + reach * (1.0 + (cold_runs - 1.0).max(0.0)));
+            let runs = ages.runs().max(1.0);
+            // every lookup that leaves the buffers reads its block; on its way it reads the on-disk index of
+            // each cold run newer than the one holding its key (no filter skips one)
+            let lookup = lookup + cold_probes;
             PerOp {
                 lookup,
-                empty_lookup: 2.0 * cold_runs,
+                // a miss reads the on-disk index of every cold run, and the data block it names
+                empty_lookup: 2.0 * ages.cold_runs(),
                 insert,
                 blind_update: 1.0 / b,
                 rmw: lookup + 1.0 / b,
@@ -568,14 +572,148 @@ impl DistributionAware {
     }
 }
 
-/// The share of an LSH design's data whose runs' hash indexes do not fit in M_FP (our engine's index takes
-/// [`layout::engine_hash_index_bytes`]), and so are read through their on-disk index blocks.
-pub fn lsh_cold_fraction(design: &Design, shape: &DataShape) -> f64 {
-    let needed = layout::engine_hash_index_bytes(shape.entries, shape.entries_per_block);
-    if needed <= 0.0 {
+/// Where an LSH design's versions lie by age, and which of them M_FP's hash indexes cover (our engine keeps
+/// the newest runs' indexes resident, file by file, and reads the others through their on-disk index).
+///
+/// Every run holds one buffer's entries (`eb`), except after a merge: the level's runs merge into one run of
+/// the N live entries, below the runs written since. Until the first merge (the load's runs and the writes
+/// since, `(N + W)/eb` runs, at most K) the runs hold every version written; later the newest runs hold the
+/// D entries written since the last merge, D anywhere in 0..(K − 1)·eb, and the merged run the rest. W, the
+/// writes the store has seen, is the workload's operations times its write share. Update-heavy workloads thus
+/// keep more versions than keys, and the oldest runs' indexes go cold.
+#[derive(Clone, Copy, Debug)]
+pub struct LshAges {
+    /// Entries whose hash index fits M_FP (the newest).
+    resident: f64,
+    /// Entries per run (one buffer).
+    eb: f64,
+    /// N: live entries.
+    entries: f64,
+    /// Writes since the load, when no merge has happened yet (the load's runs are then runs of eb too).
+    unmerged: Option<f64>,
+    /// Longest stretch of entries written between merges, (K − 1)·eb.
+    cycle: f64,
+    /// Entries a run keeps per write: a buffer keeps one version of a key however often it is written while
+    /// the buffer fills, so skewed updates leave fewer versions than writes.
+    kept: f64,
+}
+
+/// Points a merge cycle's stretch of recent writes is sampled at.
+const CYCLE_SAMPLES: usize = 8;
+/// Steps of the integral over a run stretch's ages.
+const AGE_STEPS: usize = 32;
+
+impl LshAges {
+    /// The ages of `design`'s runs under `workload` (K = `k` runs before a merge, `eb` entries a run).
+    pub fn new(
+        design: &Design,
+        workload: &Workload,
+        shape: &DataShape,
+        parts: &[KeyPart],
+        eb: f64,
+        k: f64,
+    ) -> Self {
+        let per_entry = layout::HASH_INDEX_BYTES_PER_KEY + 16.0 / shape.entries_per_block.max(1.0);
+        let m = &workload.mix;
+        let eb = eb.max(1.0);
+        // the writes that fill one buffer with eb distinct keys (as many as eb when the universe is vast)
+        let kept = writes_to_fill(parts, eb).map_or(1.0, |w| (eb / w.max(eb)).clamp(0.0, 1.0));
+        // inserts add keys (N counts them); updates leave older versions behind
+        let written = workload.operations as f64 * (m.blind_update + m.rmw) * kept;
+        let n = shape.entries.max(1.0);
+        LshAges {
+            resident: design.fence_bytes as f64 / per_entry,
+            eb,
+            entries: n,
+            unmerged: ((n + written) / eb <= k).then_some(written),
+            cycle: ((k - 1.0).max(0.0) * eb).min(written.max(0.0)),
+            kept: if kept > 0.0 { kept } else { 1.0 },
+        }
+    }
+
+    /// Versions the runs hold on average (live entries and older versions).
+    pub fn versions(&self) -> f64 {
+        self.runs() * self.eb
+    }
+
+    /// Runs on average.
+    pub fn runs(&self) -> f64 {
+        match self.unmerged {
+            Some(w) => (self.entries + w) / self.eb,
+            None => 1.0 + self.cycle / 2.0 / self.eb,
+        }
+    }
+
+    /// Cold runs on average (a run partly cold counts by its cold share).
+    pub fn cold_runs(&self) -> f64 {
+        let h = self.resident;
+        match self.unmerged {
+            Some(w) => (w + self.entries - h).max(0.0) / self.eb,
+            None => self.over_cycle(|d| {
+                (d - h).max(0.0) / self.eb + 1.0 - ((h - d) / self.entries).clamp(0.0, 1.0)
+            }),
+        }
+    }
+
+    /// Expected blocks a lookup reads beyond the one data block that holds its key, for cold runs. A cold
+    /// file has neither its hash index nor a filter in memory: each cold run newer than the key's costs its
+    /// on-disk index block and the data block that index names (2), and a cold run holding the key its index
+    /// block (1). `older(y)` is the chance that the key was not written in the newest `y` writes.
+    pub fn cold_probes(&self, older: impl Fn(f64) -> f64) -> f64 {
+        let h = self.resident;
+        // ages below are in entries kept; `older` takes writes
+        let older = |y: f64| older(y / self.kept);
+        match self.unmerged {
+            Some(w) => {
+                // the load's runs below the writes since: a key is in them once, uniformly
+                let n = self.entries;
+                let not_since = older(w);
+                let older_all = |y: f64| {
+                    if y <= w {
+                        older(y)
+                    } else {
+                        not_since * (1.0 - (y - w) / n).max(0.0)
+                    }
+                };
+                2.0 * integral(older_all, h, w + n) / self.eb + older_all(h)
+            }
+            None => self.over_cycle(|d| {
+                if d > h {
+                    2.0 * integral(older, h, d) / self.eb + older(h)
+                } else {
+                    older(d) * (1.0 - ((h - d) / self.entries).clamp(0.0, 1.0))
+                }
+            }),
+        }
+    }
+
+    /// As [`LshAges::cold_probes`], with `older(y)` the chance that the key's newest version is older than the
+    /// newest `y` entries over the whole tree (for "latest" reads, which follow insertion order).
+    pub fn cold_probes_by_age(&self, older: impl Fn(f64) -> f64) -> f64 {
+        let h = self.resident;
+        let end = self.versions();
+        2.0 * integral(&older, h, end) / self.eb + if h < end { older(h) } else { 0.0 }
+    }
+
+    /// The mean of `f(d)` over a merge cycle, d the entries written since the last merge.
+    fn over_cycle(&self, f: impl Fn(f64) -> f64) -> f64 {
+        (0..CYCLE_SAMPLES)
+            .map(|i| f(self.cycle * (i as f64 + 0.5) / CYCLE_SAMPLES as f64))
+            .sum::<f64>()
+            / CYCLE_SAMPLES as f64
+    }
+}
+
+/// ∫ f over [a, b] by the midpoint rule (0 when b ≤ a).
+fn integral(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
+    if b <= a {
         return 0.0;
     }
-    (1.0 - design.fence_bytes as f64 / needed).clamp(0.0, 1.0)
+    let step = (b - a) / AGE_STEPS as f64;
+    (0..AGE_STEPS)
+        .map(|i| f(a + step * (i as f64 + 0.5)))
+        .sum::<f64>()
+        * step
 }
 
 /// The data shape of a workload for a design's block size.
@@ -1016,9 +1154,16 @@ mod tests {
             "{}",
             c.per_op.lookup
         );
-        // the log's runs (N/(M_B/2) of them here, a flush being half of M_B, fewer than K) are each sought
-        // through the hash index
-        let runs = (N as f64 * 128.0 / (256u64 << 20) as f64).ceil();
+        // the log's runs (the load's N and the versions the workload's writes left, in runs of M_B/2, a flush
+        // being half of M_B, fewer than K, so never merged) are each sought through the hash index
+        let keys = KeySpace::from_workload(&w);
+        let shape = data_shape(&d, &w, &keys, &ReferenceQuirks::NONE);
+        let eb = (256u64 << 20) as f64 / 128.0;
+        let ages = LshAges::new(&d, &w, &shape, &keys.parts(), eb, 999.0);
+        let runs = ages.runs();
+        // the writes are uniform over 10^8 keys: a buffer keeps nearly every one
+        let written = w.operations as f64 * (w.mix.blind_update + w.mix.rmw);
+        assert!(runs * eb > N as f64 + 0.99 * written && runs * eb <= N as f64 + written);
         let b = (4096.0f64 / 128.0).floor();
         assert!(
             (c.per_op.long_scan - (2.0 * runs + 1000.0 / b)).abs() < 1e-9,
@@ -1064,7 +1209,12 @@ mod tests {
             &KeySpace::from_workload(&w),
             &ReferenceQuirks::NONE,
         );
-        let needed = layout::engine_hash_index_bytes(shape.entries, shape.entries_per_block);
+        // the runs hold the load's N versions and one for each write since that its buffer kept (never
+        // merged: fewer than K runs)
+        let keys = KeySpace::from_workload(&w);
+        let eb = (256u64 << 20) as f64 / 128.0;
+        let versions = LshAges::new(&lsh(0), &w, &shape, &keys.parts(), eb, 999.0).versions();
+        let needed = layout::engine_hash_index_bytes(versions, shape.entries_per_block) / 1.1;
         // every hash index in memory: a miss reads nothing, as with M_FP to spare
         let full = eval(&lsh(needed.ceil() as u64), &w).per_op;
         assert_eq!(full.empty_lookup, 0.0);
@@ -1084,7 +1234,7 @@ mod tests {
             last = c;
         }
         // nothing resident: a miss reads an index block and a data block in every run
-        let runs = (N as f64 * 128.0 / (256u64 << 20) as f64).ceil();
+        let runs = versions * 128.0 / (256u64 << 20) as f64;
         assert!(
             (last.empty_lookup - 2.0 * runs).abs() < 1e-9,
             "{}",

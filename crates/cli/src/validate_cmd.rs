@@ -35,6 +35,9 @@ pub struct ValidateArgs {
     /// Workloads (comma-separated YCSB names).
     #[arg(long, default_value = "ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f")]
     workloads: String,
+    /// Fixed designs only: the classes to run (comma-separated: lsm, btree, lsh, hybrid).
+    #[arg(long, default_value = "lsm,btree,lsh,hybrid")]
+    classes: String,
     /// Also run uniform-key variants of the workloads (fixed designs only).
     #[arg(long)]
     uniform: bool,
@@ -174,7 +177,16 @@ fn cases(a: &ValidateArgs) -> Result<Vec<Case>> {
             designs.push((format!("random #{i} (seed {})", a.seed), d, w));
         }
     } else {
+        let wanted: Vec<&str> = a.classes.split(',').map(str::trim).collect();
+        for name in &wanted {
+            if !["lsm", "btree", "lsh", "hybrid"].contains(name) {
+                bail!("--classes: unknown class {name:?} (lsm, btree, lsh, hybrid)");
+            }
+        }
         for (class, d) in class_designs(a.memory) {
+            if !wanted.contains(&class.to_string().as_str()) {
+                continue;
+            }
             for w in workloads(a, a.records)? {
                 designs.push((format!("fixed {class}"), d.clone(), w));
             }
@@ -247,8 +259,29 @@ fn run_case(c: &Case, i: usize) -> Result<Value> {
     let warm_inserts =
         (warm_up as f64 * w.insert / (w.update + w.insert + w.read_modify_write).max(1e-12)) as u64;
     let model_w = w.to_model_over(w.record_count + warm_inserts + r.run.inserted / 2);
-    let cost = model.evaluate(design, &model_w).ok();
-    let predicted = cost.as_ref().map_or(f64::NAN, |c| c.per_operation);
+    // the store the run met differs from slice to slice: the slices are spread over the second half of the
+    // warm-up and the run, and how many versions the runs hold by then (an LSH design's hash indexes cover
+    // the newest of them within M_FP) grows with the writes seen. The model is asked about each slice's state
+    // and its predictions averaged, as the measurement averages the slices
+    let write_share = w.insert + w.update + w.read_modify_write;
+    let costs: Vec<cosine_cost_model::IoCost> = (0..VALIDATE_SLICES)
+        .filter_map(|i| {
+            let mut at = model_w.clone();
+            if write_share > 0.0 {
+                let half = warm_up as f64 / 2.0;
+                let f = (i as f64 + 1.0) / VALIDATE_SLICES as f64;
+                let g = (i as f64 + 0.5) / VALIDATE_SLICES as f64;
+                let writes = half + half * f + r.run_writes as f64 * g;
+                at.operations = (writes / write_share) as u64;
+            }
+            model.evaluate(design, &at).ok()
+        })
+        .collect();
+    let mean = |f: &dyn Fn(&cosine_cost_model::IoCost) -> f64| {
+        (!costs.is_empty()).then(|| costs.iter().map(f).sum::<f64>() / costs.len() as f64)
+    };
+    let cost = costs.first();
+    let predicted = mean(&|c| c.per_operation).unwrap_or(f64::NAN);
     // the same comparison per operation type: read-path blocks of reads and scans, and the flush and
     // compaction I/O per write
     let op_reads = |name: &str| {
@@ -258,11 +291,12 @@ fn run_case(c: &Case, i: usize) -> Result<Value> {
             .find(|(n, _)| n == name)
             .and_then(|(_, o)| o.read_ios)
     };
-    let predicted_write = cost.as_ref().filter(|_| per_write.is_some()).map(|c| {
+    let predicted_write = mean(&|c| {
         let m = &model_w.mix;
         let wsum = m.insert + m.blind_update + m.rmw;
         (m.insert * c.per_op.insert + (m.blind_update + m.rmw) * c.per_op.blind_update) / wsum
-    });
+    })
+    .filter(|_| per_write.is_some());
     let class = cost
         .as_ref()
         .map_or("?".to_string(), |c| c.class.to_string());
@@ -276,8 +310,13 @@ fn run_case(c: &Case, i: usize) -> Result<Value> {
         "design": design, "predicted": predicted, "measured": measured,
         "accuracy": accuracy(predicted, measured), "overestimated": predicted >= measured,
         "warm_up_writes": warm_up,
-        "lookup": pair(cost.as_ref().filter(|_| op_reads("read").is_some()).map(|c| c.per_op.lookup), op_reads("read")),
-        "scan": pair(cost.as_ref().filter(|_| op_reads("scan").is_some()).map(|c| c.scan), op_reads("scan")),
+        // the tree the run met at its end: runs and resident runs per level, and the entries they hold
+        "tree": r.stats.levels.iter().map(|l| json!({
+            "level": l.level, "runs": l.runs, "resident_runs": l.resident_runs, "entries": l.entries,
+            "block_reads": l.io.block_reads, "index_reads": l.io.index_reads,
+        })).collect::<Vec<_>>(),
+        "lookup": pair(mean(&|c| c.per_op.lookup).filter(|_| op_reads("read").is_some()), op_reads("read")),
+        "scan": pair(mean(&|c| c.scan).filter(|_| op_reads("scan").is_some()), op_reads("scan")),
         "write": pair(predicted_write, per_write),
     }))
 }
