@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use anyhow::Result;
-use cosine_ycsb::{IoCounters, Store};
+use cosine_ycsb::{IoCounters, Store, StoreResult};
 
 /// Peer engines compiled into this build.
 pub const AVAILABLE: &[&str] = if cfg!(feature = "wiredtiger") {
@@ -44,13 +44,13 @@ pub fn wait_until_idle(
     what: &str,
     every: std::time::Duration,
     times: u32,
-    mut idle: impl FnMut() -> Result<bool, String>,
-) -> Result<(), String> {
+    mut idle: impl FnMut() -> StoreResult<bool>,
+) -> StoreResult<()> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
     let mut quiet = 0;
     while quiet < times {
         if std::time::Instant::now() > deadline {
-            return Err(format!("{what}: background work still running after 600 s"));
+            return Err(format!("{what}: background work still running after 600 s").into());
         }
         std::thread::sleep(every);
         quiet = if idle()? { quiet + 1 } else { 0 };
@@ -60,7 +60,7 @@ pub fn wait_until_idle(
 
 /// Waits until this process has written less than 64 KiB to storage in each of two consecutive half-second
 /// windows: how the harness settles an engine that has no API reporting pending work.
-pub fn quiet_wait() -> Result<(), String> {
+pub fn quiet_wait() -> StoreResult<()> {
     let written = || proc_io().map_or(0, |c| c.background);
     let mut last = written();
     wait_until_idle("writes", std::time::Duration::from_millis(500), 2, || {
@@ -153,13 +153,13 @@ pub fn open(
 mod peers {
     use super::{proc_io, quiet_wait, wait_until_idle, Stripes};
     use anyhow::Result;
-    use cosine_ycsb::{IoCounters, Store};
+    use cosine_ycsb::{IoCounters, Store, StoreError, StoreResult};
 
     type Entries = Vec<(Vec<u8>, Vec<u8>)>;
     type Modify<'a> = &'a mut dyn FnMut(Option<&[u8]>) -> Vec<u8>;
 
-    fn e<E: std::fmt::Display>(x: E) -> String {
-        x.to_string()
+    fn e<E: std::fmt::Display>(x: E) -> StoreError {
+        StoreError::Peer(x.to_string())
     }
 
     /// RocksDB 7.8.3 (Debian), split as its tuning guide suggests for a memory budget M: memtables capped at
@@ -233,8 +233,8 @@ mod peers {
             })
         }
 
-        fn pending(&self) -> Result<u64, String> {
-            let p = |name: &str| -> Result<u64, String> {
+        fn pending(&self) -> StoreResult<u64> {
+            let p = |name: &str| -> StoreResult<u64> {
                 Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
             };
             Ok(p("rocksdb.compaction-pending")?
@@ -248,16 +248,16 @@ mod peers {
         fn name(&self) -> String {
             "rocksdb".into()
         }
-        fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn insert(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.db.put_opt(k, v, &self.write).map_err(e)
         }
-        fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        fn read(&self, k: &[u8]) -> StoreResult<Option<Vec<u8>>> {
             self.db.get(k).map_err(e)
         }
-        fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn update(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.insert(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
+        fn scan(&self, start: &[u8], n: usize) -> StoreResult<Entries> {
             let it = self.db.iterator(rocksdb::IteratorMode::From(
                 start,
                 rocksdb::Direction::Forward,
@@ -269,7 +269,7 @@ mod peers {
             }
             Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> StoreResult<()> {
             let _g = self.stripes.lock(k);
             let old = self.db.get(k).map_err(e)?;
             self.insert(k, &f(old.as_deref()))
@@ -278,7 +278,7 @@ mod peers {
             proc_io()
         }
         /// Flushes the memtable, then waits until RocksDB reports no pending or running flush or compaction.
-        fn settle(&self) -> Result<(), String> {
+        fn settle(&self) -> StoreResult<()> {
             self.db.flush().map_err(e)?;
             wait_until_idle("rocksdb", std::time::Duration::from_millis(50), 1, || {
                 Ok(self.pending()? == 0)
@@ -320,7 +320,7 @@ mod peers {
             })
         }
 
-        fn put(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn put(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.ks.insert(k, v).map_err(e)?;
             if self.durable {
                 self.db.persist(fjall::PersistMode::SyncData).map_err(e)?;
@@ -333,16 +333,16 @@ mod peers {
         fn name(&self) -> String {
             "fjall".into()
         }
-        fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn insert(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.put(k, v)
         }
-        fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        fn read(&self, k: &[u8]) -> StoreResult<Option<Vec<u8>>> {
             self.ks.get(k).map(|o| o.map(|v| v.to_vec())).map_err(e)
         }
-        fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn update(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.put(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
+        fn scan(&self, start: &[u8], n: usize) -> StoreResult<Entries> {
             let mut out = Vec::with_capacity(n.min(1024));
             for g in self.ks.range(start.to_vec()..).take(n) {
                 let (k, v) = g.into_inner().map_err(e)?;
@@ -350,7 +350,7 @@ mod peers {
             }
             Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> StoreResult<()> {
             let _g = self.stripes.lock(k);
             let old = self.ks.get(k).map_err(e)?;
             self.put(k, &f(old.as_deref()))
@@ -361,7 +361,7 @@ mod peers {
         /// Flushes the memtable and waits for it, then until fjall reports no outstanding flush and no
         /// running compaction, twice in a row a quarter of a second apart (a finished compaction may
         /// schedule the next).
-        fn settle(&self) -> Result<(), String> {
+        fn settle(&self) -> StoreResult<()> {
             self.db.persist(fjall::PersistMode::SyncAll).map_err(e)?;
             self.ks.rotate_memtable_and_wait().map_err(e)?;
             wait_until_idle("fjall", std::time::Duration::from_millis(250), 2, || {
@@ -401,8 +401,8 @@ mod peers {
 
         fn write(
             &self,
-            f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> Result<(), String>,
-        ) -> Result<(), String> {
+            f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> StoreResult<()>,
+        ) -> StoreResult<()> {
             let mut tx = self.db.begin_write().map_err(e)?;
             tx.set_durability(self.durability).map_err(e)?;
             {
@@ -417,19 +417,19 @@ mod peers {
         fn name(&self) -> String {
             "redb".into()
         }
-        fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn insert(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.write(|t| t.insert(k, v).map(|_| ()).map_err(e))
         }
-        fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        fn read(&self, k: &[u8]) -> StoreResult<Option<Vec<u8>>> {
             use redb::ReadableDatabase;
             let tx = self.db.begin_read().map_err(e)?;
             let t = tx.open_table(TABLE).map_err(e)?;
             Ok(t.get(k).map_err(e)?.map(|v| v.value().to_vec()))
         }
-        fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn update(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.insert(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
+        fn scan(&self, start: &[u8], n: usize) -> StoreResult<Entries> {
             use redb::ReadableDatabase;
             let tx = self.db.begin_read().map_err(e)?;
             let t = tx.open_table(TABLE).map_err(e)?;
@@ -440,7 +440,7 @@ mod peers {
             }
             Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> StoreResult<()> {
             // a write transaction is exclusive: read and write inside it
             use redb::ReadableTable;
             self.write(|t| {
@@ -454,7 +454,7 @@ mod peers {
             proc_io()
         }
         /// A durable commit: redb has no background work to wait for.
-        fn settle(&self) -> Result<(), String> {
+        fn settle(&self) -> StoreResult<()> {
             let mut tx = self.db.begin_write().map_err(e)?;
             tx.set_durability(redb::Durability::Immediate).map_err(e)?;
             tx.commit().map_err(e)
@@ -483,7 +483,7 @@ mod peers {
             })
         }
 
-        fn put(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn put(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.db.insert(k, v).map_err(e)?;
             if self.durable {
                 self.db.flush().map_err(e)?;
@@ -496,16 +496,16 @@ mod peers {
         fn name(&self) -> String {
             "sled".into()
         }
-        fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn insert(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.put(k, v)
         }
-        fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        fn read(&self, k: &[u8]) -> StoreResult<Option<Vec<u8>>> {
             self.db.get(k).map(|o| o.map(|v| v.to_vec())).map_err(e)
         }
-        fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn update(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.put(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<Entries, String> {
+        fn scan(&self, start: &[u8], n: usize) -> StoreResult<Entries> {
             let mut out = Vec::with_capacity(n.min(1024));
             for item in self.db.range(start..).take(n) {
                 let (k, v) = item.map_err(e)?;
@@ -513,7 +513,7 @@ mod peers {
             }
             Ok(out)
         }
-        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> Result<(), String> {
+        fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> StoreResult<()> {
             let _g = self.stripes.lock(k);
             let old = self.db.get(k).map_err(e)?;
             self.put(k, &f(old.as_deref()))
@@ -523,7 +523,7 @@ mod peers {
         }
         /// Flushes, then waits until the process has written nothing for a second (sled has no API that
         /// reports pending background work).
-        fn settle(&self) -> Result<(), String> {
+        fn settle(&self) -> StoreResult<()> {
             self.db.flush().map(|_| ()).map_err(e)?;
             quiet_wait()
         }
@@ -535,7 +535,7 @@ mod peers {
 /// order of `wiredtiger.h`; the structures are only ever used through pointers WiredTiger hands out.
 #[cfg(feature = "wiredtiger")]
 pub mod wt {
-    use cosine_ycsb::{IoCounters, Store};
+    use cosine_ycsb::{IoCounters, Store, StoreResult};
     use std::ffi::{c_char, c_int, c_void, CString};
     use std::ptr::null_mut;
     use std::sync::Mutex;
@@ -644,11 +644,11 @@ pub mod wt {
     unsafe impl Send for WiredTiger {}
     unsafe impl Sync for WiredTiger {}
 
-    fn check(rc: c_int, what: &str) -> Result<(), String> {
+    fn check(rc: c_int, what: &str) -> StoreResult<()> {
         if rc == 0 {
             Ok(())
         } else {
-            Err(format!("wiredtiger {what} failed with {rc}"))
+            Err(format!("wiredtiger {what} failed with {rc}").into())
         }
     }
 
@@ -688,7 +688,7 @@ pub mod wt {
             Ok(store)
         }
 
-        fn handle_new(&self, create: bool) -> Result<Handle, String> {
+        fn handle_new(&self, create: bool) -> StoreResult<Handle> {
             unsafe {
                 let mut session = null_mut();
                 check(
@@ -730,7 +730,7 @@ pub mod wt {
             }
         }
 
-        fn with<T>(&self, f: impl FnOnce(*mut Cursor) -> Result<T, String>) -> Result<T, String> {
+        fn with<T>(&self, f: impl FnOnce(*mut Cursor) -> StoreResult<T>) -> StoreResult<T> {
             let h = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let h = match h {
                 Some(h) => h,
@@ -754,7 +754,7 @@ pub mod wt {
             }
         }
 
-        fn put(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn put(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.with(|c| unsafe {
                 let (key, value) = (Self::item(k), Self::item(v));
                 ((*c).set_key)(c, &key as *const Item);
@@ -768,7 +768,7 @@ pub mod wt {
             c: *mut Cursor,
             get: unsafe extern "C" fn(*mut Cursor, ...) -> c_int,
             what: &str,
-        ) -> Result<Vec<u8>, String> {
+        ) -> StoreResult<Vec<u8>> {
             unsafe {
                 let mut out = Item {
                     data: std::ptr::null(),
@@ -782,11 +782,11 @@ pub mod wt {
             }
         }
 
-        fn key_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
+        fn key_of(c: *mut Cursor) -> StoreResult<Vec<u8>> {
             Self::item_of(c, unsafe { (*c).get_key }, "get_key")
         }
 
-        fn value_of(c: *mut Cursor) -> Result<Vec<u8>, String> {
+        fn value_of(c: *mut Cursor) -> StoreResult<Vec<u8>> {
             Self::item_of(c, unsafe { (*c).get_value }, "get_value")
         }
     }
@@ -811,24 +811,24 @@ pub mod wt {
                 "wiredtiger".into()
             }
         }
-        fn insert(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn insert(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.put(k, v)
         }
-        fn read(&self, k: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        fn read(&self, k: &[u8]) -> StoreResult<Option<Vec<u8>>> {
             self.with(|c| unsafe {
                 let key = Self::item(k);
                 ((*c).set_key)(c, &key as *const Item);
                 match ((*c).search)(c) {
                     0 => Self::value_of(c).map(Some),
                     WT_NOTFOUND => Ok(None),
-                    rc => Err(format!("wiredtiger search failed with {rc}")),
+                    rc => Err(format!("wiredtiger search failed with {rc}").into()),
                 }
             })
         }
-        fn update(&self, k: &[u8], v: &[u8]) -> Result<(), String> {
+        fn update(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.put(k, v)
         }
-        fn scan(&self, start: &[u8], n: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+        fn scan(&self, start: &[u8], n: usize) -> StoreResult<Vec<(Vec<u8>, Vec<u8>)>> {
             self.with(|c| unsafe {
                 let key = Self::item(start);
                 ((*c).set_key)(c, &key as *const Item);
@@ -837,7 +837,7 @@ pub mod wt {
                 match ((*c).search_near)(c, &mut exact) {
                     0 => {}
                     WT_NOTFOUND => return Ok(out),
-                    rc => return Err(format!("wiredtiger search_near failed with {rc}")),
+                    rc => return Err(format!("wiredtiger search_near failed with {rc}").into()),
                 }
                 if exact < 0 && ((*c).next)(c) != 0 {
                     return Ok(out);
@@ -854,7 +854,7 @@ pub mod wt {
             &self,
             k: &[u8],
             f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
-        ) -> Result<(), String> {
+        ) -> StoreResult<()> {
             // WiredTiger's own snapshot isolation would need transactions; the adapter serialises rmws per key
             let _g = self.stripes.lock(k);
             let old = self.read(k)?;
@@ -865,7 +865,7 @@ pub mod wt {
         }
         /// Waits until the process has written nothing for a second (LSM merges and eviction run in
         /// WiredTiger's own threads; our thin FFI has no call that reports them).
-        fn settle(&self) -> Result<(), String> {
+        fn settle(&self) -> StoreResult<()> {
             super::quiet_wait()
         }
     }

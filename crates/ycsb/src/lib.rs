@@ -51,27 +51,47 @@ pub struct IoCounters {
 /// Entries a scan returns: (key, value) in key order.
 pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// What a store's operation failed with.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Cosine's engine, with its typed error (I/O, corruption, poisoned, closed, sizes).
+    #[error(transparent)]
+    Engine(#[from] cosine_engine::Error),
+    /// A peer engine (RocksDB, WiredTiger, fjall, redb, sled) in its own words, or the harness around it.
+    #[error("{0}")]
+    Peer(String),
+}
+
+impl From<String> for StoreError {
+    fn from(message: String) -> Self {
+        StoreError::Peer(message)
+    }
+}
+
+/// A store operation's result.
+pub type StoreResult<T> = Result<T, StoreError>;
+
 /// A write the harness hands a key and a value to (an insert or an update of a store).
-type WriteFn<'a> = &'a dyn Fn(&[u8], &[u8]) -> Result<(), String>;
+type WriteFn<'a> = &'a dyn Fn(&[u8], &[u8]) -> StoreResult<()>;
 
 /// A key-value engine the harness can drive (our engine, or a peer through its adapter).
 pub trait Store: Send + Sync {
     /// Name for reports.
     fn name(&self) -> String;
     /// Inserts a new record.
-    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
+    fn insert(&self, key: &[u8], value: &[u8]) -> StoreResult<()>;
     /// Reads a record.
-    fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String>;
+    fn read(&self, key: &[u8]) -> StoreResult<Option<Vec<u8>>>;
     /// Overwrites a record (a blind write).
-    fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String>;
+    fn update(&self, key: &[u8], value: &[u8]) -> StoreResult<()>;
     /// Reads up to `count` records from `start` in key order: (key, value) pairs.
-    fn scan(&self, start: &[u8], count: usize) -> Result<Entries, String>;
+    fn scan(&self, start: &[u8], count: usize) -> StoreResult<Entries>;
     /// Reads a record and writes back what `f` makes of it, atomically (no other write to the key between).
     fn read_modify_write(
         &self,
         key: &[u8],
         f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
-    ) -> Result<(), String>;
+    ) -> StoreResult<()>;
     /// I/O counters so far.
     fn io(&self) -> Option<IoCounters>;
     /// Read-path blocks the calling thread has read so far, when the engine counts them per thread (lets the
@@ -80,7 +100,7 @@ pub trait Store: Send + Sync {
         None
     }
     /// Makes everything durable and waits for background work (between load and run).
-    fn settle(&self) -> Result<(), String>;
+    fn settle(&self) -> StoreResult<()>;
 }
 
 /// The Cosine engine as a [`Store`].
@@ -96,29 +116,29 @@ impl Store for CosineStore {
                 .map_or("design".to_string(), |c| format!("{c} design"))
         )
     }
-    fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
-        self.0.put(key, value).map_err(|e| e.to_string())
+    fn insert(&self, key: &[u8], value: &[u8]) -> StoreResult<()> {
+        self.0.put(key, value).map_err(StoreError::from)
     }
-    fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        self.0.get(key).map_err(|e| e.to_string())
+    fn read(&self, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
+        self.0.get(key).map_err(StoreError::from)
     }
-    fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
-        self.0.put(key, value).map_err(|e| e.to_string())
+    fn update(&self, key: &[u8], value: &[u8]) -> StoreResult<()> {
+        self.0.put(key, value).map_err(StoreError::from)
     }
-    fn scan(&self, start: &[u8], count: usize) -> Result<Entries, String> {
+    fn scan(&self, start: &[u8], count: usize) -> StoreResult<Entries> {
         self.0
             .scan(start.to_vec().., count)
-            .map_err(|e| e.to_string())
+            .map_err(StoreError::from)
     }
     fn read_modify_write(
         &self,
         key: &[u8],
         f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
-    ) -> Result<(), String> {
+    ) -> StoreResult<()> {
         self.0
             .read_modify_write(key, |old| Some(f(old)))
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(StoreError::from)
     }
     fn io(&self) -> Option<IoCounters> {
         let s = self.0.stats();
@@ -135,11 +155,11 @@ impl Store for CosineStore {
     fn thread_reads(&self) -> Option<u64> {
         Some(cosine_engine::thread_read_blocks())
     }
-    fn settle(&self) -> Result<(), String> {
+    fn settle(&self) -> StoreResult<()> {
         self.0
             .flush()
             .and_then(|_| self.0.wait_for_compactions())
-            .map_err(|e| e.to_string())
+            .map_err(StoreError::from)
     }
 }
 
@@ -338,7 +358,7 @@ pub fn run_phase(
                         let r0 = store.thread_reads();
                         let t0 = Instant::now();
                         // (kind, store error, wrong result)
-                        let (kind, res): (usize, Result<Result<(), String>, String>) = if load {
+                        let (kind, res): (usize, StoreResult<Result<(), String>>) = if load {
                             let n = next_load.fetch_add(1, Ordering::Relaxed);
                             let r = write(n, &|k, v| store.insert(k, v));
                             inserted.fetch_add(1, Ordering::Relaxed);
@@ -740,7 +760,7 @@ pub fn calibrate(
         let store = open(op, &w, CalibrationStage::Load)?;
         let ledger = Ledger::default();
         run_phase(store.as_ref(), &ledger, &w, eta, true, 3, None);
-        store.settle()?;
+        store.settle().map_err(|e| e.to_string())?;
         drop(store);
         let write_room = calibration_write_bytes(op, &w, eta);
         let store = open(op, &w, CalibrationStage::Time { write_room })?;
@@ -886,19 +906,19 @@ mod tests {
         fn name(&self) -> String {
             "lying".into()
         }
-        fn insert(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        fn insert(&self, key: &[u8], value: &[u8]) -> StoreResult<()> {
             self.0.insert(key, value)
         }
-        fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        fn read(&self, key: &[u8]) -> StoreResult<Option<Vec<u8>>> {
             self.0.read(key)
         }
-        fn update(&self, key: &[u8], value: &[u8]) -> Result<(), String> {
+        fn update(&self, key: &[u8], value: &[u8]) -> StoreResult<()> {
             if self.1.fetch_add(1, Ordering::Relaxed) % 20 == 19 {
                 return Ok(());
             }
             self.0.update(key, value)
         }
-        fn scan(&self, start: &[u8], count: usize) -> Result<Entries, String> {
+        fn scan(&self, start: &[u8], count: usize) -> StoreResult<Entries> {
             let mut v = self.0.scan(start, count)?;
             if v.len() > 1 {
                 v.pop();
@@ -909,13 +929,13 @@ mod tests {
             &self,
             key: &[u8],
             f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
-        ) -> Result<(), String> {
+        ) -> StoreResult<()> {
             self.0.read_modify_write(key, f)
         }
         fn io(&self) -> Option<IoCounters> {
             None
         }
-        fn settle(&self) -> Result<(), String> {
+        fn settle(&self) -> StoreResult<()> {
             self.0.settle()
         }
     }
