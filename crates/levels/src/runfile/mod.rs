@@ -14,6 +14,7 @@
 //! ```
 
 mod iter;
+mod locate;
 mod reader;
 #[cfg(test)]
 mod tests;
@@ -94,13 +95,12 @@ struct Footer {
     meta: (u64, u32),
 }
 
-/// What of a file is held in memory: filters and fences (or the hash index, for LSH designs) for hot runs,
-/// the top index always.
+/// What of a file is held in memory, the parts its residency picked: the locator (fences or the hash index
+/// for hot runs, the on-disk index for cold ones) and the filter (hot runs with filter memory); the top index
+/// always.
 struct Residency {
-    fences: Option<Arc<Fences>>,
+    locator: locate::Locator,
     filter: Option<Arc<FileFilter>>,
-    /// The hash index of a hash-indexed file, in place of its fences.
-    hash: Option<Arc<HashIndex>>,
 }
 
 /// An open, immutable run file.

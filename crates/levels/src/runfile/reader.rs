@@ -1,7 +1,9 @@
 //! Reading a run file: opening and verifying it, point lookups through fences, filters or the hash index,
 //! blocks and sections read and checked, and which parts are held in memory.
 
+use super::locate::Locator;
 use super::*;
+use std::ops::ControlFlow;
 
 pub(super) struct Cursor<'a> {
     buf: &'a [u8],
@@ -152,9 +154,8 @@ impl RunFile {
             footer,
             top,
             resident: RwLock::new(Residency {
-                fences: None,
+                locator: Locator::OnDisk,
                 filter: None,
-                hash: None,
             }),
         })
     }
@@ -193,38 +194,25 @@ impl RunFile {
     }
 
     /// Makes the file hot (fences, and the filter if `with_filter`, loaded into memory) or cold (dropped).
-    /// Loading reads the index blocks and the filter section once.
+    /// A hash-indexed file's hot locator is its hash index (it has no filter). Loading reads the index blocks,
+    /// the hash section or the filter section once; what is already loaded stays.
     pub fn set_residency(&self, hot: bool, with_filter: bool) -> Result<()> {
-        if self.footer.hash.1 > 0 {
-            // a hash-indexed file: its hash index in memory when hot; cold, lookups read its on-disk index
-            let loaded = self.resident.read().hash.is_some();
-            let hash = if hot && !loaded {
-                Some(Arc::new(load_hash(
-                    self.file.as_ref(),
-                    &self.path,
-                    self.footer.hash,
-                )?))
-            } else {
-                None
-            };
-            let mut r = self.resident.write();
-            if !hot {
-                r.hash = None;
-            } else if hash.is_some() {
-                r.hash = hash;
-            }
-            return Ok(());
-        }
-        let (has_fences, has_filter) = {
+        let hashed = self.footer.hash.1 > 0;
+        let (locator, has_filter) = {
             let r = self.resident.read();
-            (r.fences.is_some(), r.filter.is_some())
+            (r.locator.clone(), r.filter.is_some())
         };
-        let fences = if hot && !has_fences {
-            Some(Arc::new(self.load_fences()?))
-        } else {
-            None
+        let locator = match (hot, locator) {
+            (false, _) => Locator::OnDisk,
+            (true, Locator::OnDisk) if hashed => Locator::Hash(Arc::new(load_hash(
+                self.file.as_ref(),
+                &self.path,
+                self.footer.hash,
+            )?)),
+            (true, Locator::OnDisk) => Locator::Fences(Arc::new(self.load_fences()?)),
+            (true, loaded) => loaded,
         };
-        let want_filter = hot && with_filter && self.footer.filter.1 > 0;
+        let want_filter = hot && with_filter && !hashed && self.footer.filter.1 > 0;
         let filter = if want_filter && !has_filter {
             let bytes = read_section(self.file.as_ref(), &self.path, self.footer.filter)?;
             Some(Arc::new(FileFilter::decode(&bytes).map_err(|e| {
@@ -234,19 +222,11 @@ impl RunFile {
             None
         };
         let mut r = self.resident.write();
-        if hot {
-            if fences.is_some() {
-                r.fences = fences;
-            }
-        } else {
-            r.fences = None;
-        }
-        if want_filter {
-            if filter.is_some() {
-                r.filter = filter;
-            }
-        } else {
+        r.locator = locator;
+        if !want_filter {
             r.filter = None;
+        } else if filter.is_some() {
+            r.filter = filter;
         }
         Ok(())
     }
@@ -271,9 +251,7 @@ impl RunFile {
     /// Bytes of memory held: (fence pointers incl. the top and hash index, filters).
     pub fn memory_bytes(&self) -> (usize, usize) {
         let r = self.resident.read();
-        let fences = r.fences.as_ref().map_or(0, |f| f.memory_bytes())
-            + self.top.memory_bytes()
-            + r.hash.as_ref().map_or(0, |h| h.memory_bytes());
+        let fences = r.locator.memory_bytes() + self.top.memory_bytes();
         (fences, r.filter.as_ref().map_or(0, |f| f.memory_bytes()))
     }
 
@@ -306,80 +284,59 @@ impl RunFile {
             return Ok(None);
         }
         let counters = stats.level(level);
-        let (fences, filter, hash) = {
+        let (locator, filter) = {
             let r = self.resident.read();
-            (r.fences.clone(), r.filter.clone(), r.hash.clone())
+            (r.locator.clone(), r.filter.clone())
         };
         // a whole-file filter answers before the (possibly on-disk) index is consulted
         let whole_filter = filter.as_deref().is_some_and(FileFilter::is_whole_file);
-        if whole_filter {
-            if let Some(f) = &filter {
-                IoStats::bump(&counters.filter_probes);
-                if !f.may_contain(key, None) {
-                    IoStats::bump(&counters.filter_negatives);
-                    return Ok(None);
-                }
-            }
-        }
-        // a hash index names candidate blocks by a 32-bit tag: read them until one holds the key
-        if let Some(h) = &hash {
-            for handle in h.blocks(key) {
-                IoStats::bump_read(&counters.block_reads);
-                let block = self.read_block(handle)?;
-                if let Ok(i) = block.binary_search_by(|e| e.0.as_slice().cmp(key)) {
-                    let (_, seq, v) = &block[i];
-                    return Ok(Some((*seq, v.clone())));
-                }
-            }
-            return Ok(None);
-        }
-        // find the block: in-memory fences, or the on-disk index (one I/O)
-        let located = if let Some(f) = &fences {
-            f.locate(key)
-        } else {
-            match self.top.locate(key) {
-                Locate::IndexBlock(ib) => {
-                    IoStats::bump_read(&counters.index_reads);
-                    self.read_index_block(ib)?.locate(key)
-                }
-                other => other,
-            }
-        };
-        let handle = match located {
-            Locate::Block(h) => h,
-            _ => return Ok(None),
-        };
-        let filtered = if whole_filter {
-            true
-        } else if let Some(f) = &filter {
+        if let (true, Some(f)) = (whole_filter, &filter) {
             IoStats::bump(&counters.filter_probes);
-            if !f.may_contain(key, Some(handle.block as usize)) {
+            if !f.may_contain(key, None) {
                 IoStats::bump(&counters.filter_negatives);
                 return Ok(None);
             }
-            true
-        } else {
-            false
-        };
-        IoStats::bump_read(&counters.block_reads);
-        let block = self.read_block(handle)?;
-        match block.binary_search_by(|e| e.0.as_slice().cmp(key)) {
-            Ok(i) => {
-                let (_, seq, v) = &block[i];
-                Ok(Some((*seq, v.clone())))
-            }
-            Err(_) => {
-                if filtered {
-                    IoStats::bump(&counters.false_positives);
-                }
-                Ok(None)
-            }
         }
+        let found = locator.visit(self, key, counters, |handle| {
+            // a per-block filter answers for the one block the locator named
+            let filtered = match &filter {
+                _ if whole_filter => true,
+                Some(f) => {
+                    IoStats::bump(&counters.filter_probes);
+                    if !f.may_contain(key, Some(handle.block as usize)) {
+                        IoStats::bump(&counters.filter_negatives);
+                        return Ok(ControlFlow::Break(None));
+                    }
+                    true
+                }
+                None => false,
+            };
+            IoStats::bump_read(&counters.block_reads);
+            let block = self.read_block(handle)?;
+            match block.binary_search_by(|e| e.0.as_slice().cmp(key)) {
+                Ok(i) => {
+                    let (_, seq, v) = &block[i];
+                    Ok(ControlFlow::Break(Some((*seq, v.clone()))))
+                }
+                // a hash index's next candidate may hold it; fences name only this block
+                Err(_) if locator.is_hash() => Ok(ControlFlow::Continue(())),
+                Err(_) => {
+                    if filtered {
+                        IoStats::bump(&counters.false_positives);
+                    }
+                    Ok(ControlFlow::Break(None))
+                }
+            }
+        })?;
+        Ok(found.flatten())
     }
 
     /// The in-memory fences if the file is hot.
     pub(super) fn resident_fences(&self) -> Option<Arc<Fences>> {
-        self.resident.read().fences.clone()
+        match &self.resident.read().locator {
+            Locator::Fences(f) => Some(f.clone()),
+            _ => None,
+        }
     }
 }
 
