@@ -4,14 +4,11 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use cosine_cost_model::cpu::PhiLibrary;
-use cosine_design::{Design, DesignClass};
-use cosine_engine::{Engine, Options, SyncMode};
-use cosine_ycsb::{
-    parse_properties, run_phase, CalibrationStage, CoreWorkload, CosineStore, PhaseReport, Store,
-};
+use cosine_engine::SyncMode;
+use cosine_validate::{run_bench, searched_design, NoProgress, Progress, RunSpec};
+use cosine_ycsb::{parse_properties, CoreWorkload, PhaseReport};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum SyncArg {
@@ -92,37 +89,26 @@ pub(crate) fn load_workload(
     Ok(w)
 }
 
-/// The design Cosine's search picks for a workload on one machine with `memory` bytes for the engine.
-pub fn searched_design(w: &CoreWorkload, memory: u64, phi: &PhiLibrary) -> Result<Design> {
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1);
-    cosine_search::designs::best_for_machine(&w.to_model(), memory, cores, phi)
-        .ok_or_else(|| anyhow!("no design fits {memory} bytes"))
+/// A progress bar on stderr for each phase (drawn only when stderr is a terminal).
+pub(crate) struct Bar;
+
+impl Progress for Bar {
+    fn phase(
+        &self,
+        label: &str,
+        total: u64,
+        run: &mut dyn FnMut(Option<&AtomicU64>) -> PhaseReport,
+    ) -> PhaseReport {
+        phase_with_progress(label, total, run)
+    }
 }
 
-pub(crate) struct Run {
-    pub(crate) load: PhaseReport,
-    pub(crate) run: PhaseReport,
-    pub(crate) stats: cosine_engine::Stats,
-    /// Resident bytes at the end.
-    pub(crate) rss: Option<u64>,
-    /// Peak resident bytes of the process over load and run.
-    pub(crate) peak_rss: Option<u64>,
-    /// Flush and compaction I/Os per write over the warm-up and the run.
-    pub(crate) background_per_write: Option<f64>,
-    /// Writes (updates, inserts, read-modify-writes) in the run.
-    pub(crate) run_writes: u64,
-}
-
-/// Runs one phase with a progress bar on stderr (drawn only when stderr is a terminal; `show` false hides it).
 fn phase_with_progress(
-    show: bool,
     label: &str,
     total: u64,
-    run: impl FnOnce(Option<&AtomicU64>) -> PhaseReport + Send,
+    run: &mut dyn FnMut(Option<&AtomicU64>) -> PhaseReport,
 ) -> PhaseReport {
-    if !show || !std::io::stderr().is_terminal() {
+    if !std::io::stderr().is_terminal() {
         return run(None);
     }
     let done = AtomicU64::new(0);
@@ -152,137 +138,6 @@ fn phase_with_progress(
     });
     bar.finish_and_clear();
     report
-}
-
-/// How one engine run is driven.
-pub(crate) struct RunSpec {
-    pub(crate) threads: usize,
-    pub(crate) sync: SyncMode,
-    pub(crate) seed: u64,
-    /// Unmeasured writes of the workload between load and run (validate's steady state).
-    pub(crate) warm_up_writes: u64,
-    /// Slices the warm-up and the run are cut into and interleaved (warm-up slice, run slice, ...), so that
-    /// the measured operations meet the tree at that many points of its merge cycle rather than one.
-    pub(crate) slices: u64,
-    pub(crate) show_progress: bool,
-}
-
-/// Fails on a phase in which the engine returned a wrong result (every read and scan is checked).
-fn wrong_results(r: &PhaseReport) -> Result<()> {
-    match &r.first_wrong {
-        Some(why) => bail!("{} wrong results; the first: {why}", r.wrong),
-        None => Ok(()),
-    }
-}
-
-pub(crate) fn run_bench(
-    design: &Design,
-    w: &CoreWorkload,
-    dir: &std::path::Path,
-    spec: RunSpec,
-) -> Result<Run> {
-    let RunSpec {
-        threads,
-        sync,
-        seed,
-        warm_up_writes,
-        slices,
-        show_progress,
-    } = spec;
-    let engine = Arc::new(Engine::open_with(dir, design, Options::with_sync(sync))?);
-    let store = CosineStore(engine.clone());
-    let ledger = cosine_ycsb::Ledger::default();
-    let load = phase_with_progress(show_progress, "load", w.record_count, |p| {
-        run_phase(&store, &ledger, w, threads, true, seed, p)
-    });
-    wrong_results(&load)?;
-    store.settle().map_err(|e| anyhow!(e))?;
-    let before = store.io();
-    let mut measured = w.clone();
-    let writes = w.update + w.insert + w.read_modify_write;
-    let slices = slices.clamp(1, w.operation_count.max(1));
-    let mut run: Option<PhaseReport> = None;
-    // half the warm-up before the first slice, the other half spread between the slices
-    let spread = if slices > 1 { warm_up_writes / 2 } else { 0 };
-    for i in 0..slices {
-        let share = |total: u64| total / slices + u64::from(i < total % slices);
-        let warm_writes = share(spread) + if i == 0 { warm_up_writes - spread } else { 0 };
-        if warm_writes > 0 && writes > 0.0 {
-            // the workload's writes alone (reads do not change the tree), unmeasured, so that the buffer and
-            // the upper levels hold what the workload itself writes (the model's steady state), not the
-            // load's tail
-            let mut warm = measured.clone();
-            (warm.read, warm.scan, warm.read_modify_write) = (0.0, 0.0, 0.0);
-            warm.update = (w.update + w.read_modify_write) / writes;
-            warm.insert = w.insert / writes;
-            warm.operation_count = warm_writes;
-            let r = run_phase(
-                &store,
-                &ledger,
-                &warm,
-                threads,
-                false,
-                seed + 2 + 10 * i,
-                None,
-            );
-            wrong_results(&r)?;
-            measured.inserted_before += r.inserted;
-            // the warm-up writes as fast as it can, unlike the workload it stands for: let compaction catch
-            // up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog of
-            // level-1 runs that the run's own write rate would not have left
-            engine.wait_for_compactions()?;
-        }
-        let mut slice = measured.clone();
-        slice.operation_count = share(w.operation_count);
-        let label = if slices > 1 {
-            format!("run {}/{slices}", i + 1)
-        } else {
-            "run".into()
-        };
-        let r = phase_with_progress(show_progress, &label, slice.operation_count, |p| {
-            run_phase(
-                &store,
-                &ledger,
-                &slice,
-                threads,
-                false,
-                seed + 1 + 10 * i,
-                p,
-            )
-        });
-        wrong_results(&r)?;
-        measured.inserted_before += r.inserted;
-        match &mut run {
-            Some(all) => all.absorb(r),
-            None => run = Some(r),
-        }
-    }
-    let run = run.ok_or_else(|| anyhow!("the run has no operations"))?;
-    // flush and compaction I/O per write over the warm-up and the run together, including the compactions
-    // still owed at the end (settled): a writer that outruns compaction defers merges, it does not avoid them
-    store.settle().map_err(|e| anyhow!(e))?;
-    let run_writes: u64 = run
-        .ops
-        .iter()
-        .filter(|(n, _)| n == "update" || n == "insert" || n == "rmw")
-        .map(|(_, o)| o.count)
-        .sum();
-    let background_per_write = match (before, store.io()) {
-        (Some(a), Some(b)) if warm_up_writes + run_writes > 0 => {
-            Some((b.background - a.background) as f64 / (warm_up_writes + run_writes) as f64)
-        }
-        _ => None,
-    };
-    let stats = engine.stats();
-    Ok(Run {
-        load,
-        run,
-        background_per_write,
-        run_writes,
-        stats,
-        rss: cosine_ycsb::resident_bytes(),
-        peak_rss: cosine_ycsb::peak_resident_bytes(),
-    })
 }
 
 /// Runs `cosine bench`.
@@ -325,7 +180,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             seed: a.seed,
             warm_up_writes: 0,
             slices: 1,
-            show_progress: !a.json,
+            progress: if a.json { &NoProgress } else { &Bar },
         },
     )?;
     if a.data.is_none() {
@@ -424,23 +279,6 @@ fn level_json(l: &cosine_engine::LevelStats) -> serde_json::Value {
 }
 
 /// The four design classes at test scale, for calibration and validation.
-pub(crate) fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
-    let mut lsm = Design::rocksdb_like(memory / 4, memory / 4, memory / 2);
-    lsm.block_bytes = 4096;
-    lsm.file_bytes = 4 << 20;
-    let mut btree = Design::wiredtiger_like(memory / 2, memory / 64);
-    btree.block_bytes = 32 * 1024;
-    btree.size_ratio = 16;
-    let lsh = Design::lsh_like(memory / 2, memory / 2);
-    let hybrid = Design::hybrid(6, memory / 4, memory / 4, memory / 64);
-    vec![
-        (DesignClass::Lsm, lsm),
-        (DesignClass::Btree, btree),
-        (DesignClass::Lsh, lsh),
-        (DesignClass::Hybrid, hybrid),
-    ]
-}
-
 /// Arguments of `cosine calibrate`.
 #[derive(Parser, Debug)]
 pub struct CalibrateArgs {
@@ -487,41 +325,10 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
         a.ops.unwrap_or(ops).max(100),
     );
     let started = std::time::Instant::now();
-    // the systems keep the authors' values until `cosine-peers --calibrate-phi` measures them
-    let mut lib = PhiLibrary::paper();
-    lib.entries
-        .retain(|k, _| !["lsm", "btree", "lsh", "hybrid"].contains(&k.as_str()));
     println!("Algorithm 1 on this machine ({eta} cores, {records} records, {ops} operations per measurement)");
-    for (class, design) in class_designs(16 << 20) {
-        let dir_of = |op: &str| {
-            std::env::temp_dir().join(format!(
-                "cosine-calibrate-{}-{class}-{op}",
-                std::process::id()
-            ))
-        };
-        let phis = cosine_ycsb::calibrate(
-            records,
-            ops,
-            eta,
-            |op, _, stage| {
-                // the timings reopen the loaded tree with a buffer that holds every timed write
-                let mut design = design.clone();
-                if let CalibrationStage::Time { write_room } = stage {
-                    design.buffer_bytes = design.buffer_bytes.max(write_room);
-                }
-                let engine =
-                    Engine::open_with(dir_of(op), &design, Options::with_sync(SyncMode::Never))
-                        .map_err(|e| e.to_string())?;
-                Ok(Box::new(CosineStore(Arc::new(engine))) as Box<dyn Store>)
-            },
-            |op, phi| {
-                let _ = std::fs::remove_dir_all(dir_of(op));
-                println!("{}", cosine_ycsb::phi_line(class.as_str(), op, phi));
-            },
-        )
-        .map_err(|e| anyhow!(e))?;
-        cosine_ycsb::record_phi(&mut lib, class.as_str(), &phis);
-    }
+    let mut lib = cosine_validate::calibrate_engine(records, ops, eta, |class, op, phi| {
+        println!("{}", cosine_ycsb::phi_line(class, op, phi));
+    })?;
     lib.machine = format!(
         "{} cores, {} GiB; cosine calibrate{} on {} (Algorithm 1: phi from the speedup of 1..{eta} threads)",
         eta,

@@ -3,22 +3,13 @@
 //! tuned on (the designs the search picks for YCSB A-F at two memory sizes and two scales, and random valid
 //! designs from a seed), on one or two client threads.
 
-use crate::bench_cmd::{class_designs, load_workload, run_bench, searched_design, RunSpec};
+use crate::bench_cmd::load_workload;
 use anyhow::{bail, Result};
 use clap::Parser;
-use cosine_cost_model::cpu::PhiLibrary;
-use cosine_cost_model::{DistributionAware, IoModel};
-use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, RunStrategy};
-use cosine_engine::SyncMode;
+use cosine_design::DesignClass;
+use cosine_validate::{class_designs, run_case, summary, CaseSpec};
 use cosine_ycsb::CoreWorkload;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-
-/// Slices of a validate run: its operations meet the tree at this many points spread over the second half of
-/// the warm-up, so one run does not measure a single moment of the merge cycle (a level just merged away, or
-/// just about to be).
-const VALIDATE_SLICES: u64 = 8;
 
 /// Arguments of `cosine validate`.
 #[derive(Parser, Debug)]
@@ -62,63 +53,6 @@ pub struct ValidateArgs {
     plot: Option<String>,
 }
 
-/// One validation case: a design on a workload at a scale, on a number of client threads.
-struct Case {
-    label: String,
-    design: Design,
-    workload: CoreWorkload,
-    threads: usize,
-}
-
-/// A random valid design for `memory` bytes at test scale: any size ratio, runs per hot and cold level,
-/// memory split, compaction and block size; one in six is an LSH design.
-pub fn random_design(rng: &mut StdRng, memory: u64) -> Design {
-    let block_bytes = [4096, 8192, 16384, 32768][rng.random_range(0..4)];
-    if rng.random_range(0..6) == 0 {
-        let mut d = Design::rocksdb_like(memory * rng.random_range(4..8) / 10, 0, 0);
-        d.fence_bytes = memory - d.buffer_bytes;
-        (d.size_ratio, d.hot_runs, d.cold_runs) = (1000, 999, 999);
-        d.class = Some(DesignClass::Lsh);
-        d.filter_granularity = FilterGranularity::Run;
-        d.block_bytes = block_bytes;
-        return d;
-    }
-    let t = rng.random_range(2..=16u64);
-    let k = rng.random_range(1..t);
-    let z = rng.random_range(1..t);
-    let buffer = memory * rng.random_range(15..75) / 100;
-    let rest = memory - buffer;
-    // a quarter without filters (B-tree-like when fences are few too)
-    let filters = if rng.random_range(0..4) == 0 {
-        0
-    } else {
-        rest * rng.random_range(10..90) / 100
-    };
-    let mut d = Design::rocksdb_like(buffer, filters, rest - filters);
-    (d.size_ratio, d.hot_runs, d.cold_runs) = (t, k, z);
-    d.block_bytes = block_bytes;
-    d.file_bytes = [1 << 20, 2 << 20, 4 << 20][rng.random_range(0..3)];
-    d.compaction =
-        [Compaction::Full, Compaction::Partial, Compaction::Hybrid][rng.random_range(0..3)];
-    d.full_compaction_levels = rng.random_range(1..3);
-    d.run_strategy = [
-        RunStrategy::First,
-        RunStrategy::LastFull,
-        RunStrategy::Fullest,
-    ][rng.random_range(0..3)];
-    d.file_picking = [
-        FilePicking::Oldest,
-        FilePicking::DenseFp,
-        FilePicking::SparseFp,
-        FilePicking::ChooseFirst,
-    ][rng.random_range(0..4)];
-    d.filter_granularity =
-        [FilterGranularity::File, FilterGranularity::Block][rng.random_range(0..2)];
-    d.merge_threshold = [0.5, 0.75, 1.0][rng.random_range(0..3)];
-    d.class = None;
-    d
-}
-
 fn workloads(a: &ValidateArgs, records: u64) -> Result<Vec<CoreWorkload>> {
     let mut out = Vec::new();
     for n in a
@@ -142,7 +76,8 @@ fn workloads(a: &ValidateArgs, records: u64) -> Result<Vec<CoreWorkload>> {
     Ok(out)
 }
 
-fn cases(a: &ValidateArgs) -> Result<Vec<Case>> {
+/// Runs `cosine validate`: predicted against measured I/Os per operation, per design class and workload.
+pub fn validate(a: ValidateArgs) -> Result<()> {
     let threads: Vec<usize> = match &a.threads {
         Some(list) => list
             .split(',')
@@ -155,175 +90,33 @@ fn cases(a: &ValidateArgs) -> Result<Vec<Case>> {
     if threads.is_empty() || threads.contains(&0) {
         bail!("--threads wants counts of at least 1");
     }
-    let mut designs: Vec<(String, Design, CoreWorkload)> = Vec::new();
-    if a.held_out {
-        let phi = PhiLibrary::default();
-        for records in [a.records, 2 * a.records] {
-            for memory in [a.memory, 4 * a.memory] {
-                for w in workloads(a, records)? {
-                    let mut d = searched_design(&w, memory, &phi)?;
-                    // test scale: files of at most 4 MiB so that merges happen at this size
-                    d.file_bytes = d.file_bytes.min(4 << 20);
-                    let label = format!("search {} MiB {}k", memory >> 20, records / 1000);
-                    designs.push((label, d, w));
-                }
-            }
-        }
-        let mut rng = StdRng::seed_from_u64(a.seed);
-        let ws = workloads(a, a.records)?;
-        for i in 0..a.random {
-            let d = random_design(&mut rng, a.memory);
-            let w = ws[rng.random_range(0..ws.len())].clone();
-            designs.push((format!("random #{i} (seed {})", a.seed), d, w));
-        }
-    } else {
-        let wanted: Vec<&str> = a.classes.split(',').map(str::trim).collect();
-        for name in &wanted {
-            if !["lsm", "btree", "lsh", "hybrid"].contains(name) {
-                bail!("--classes: unknown class {name:?} (lsm, btree, lsh, hybrid)");
-            }
-        }
-        for (class, d) in class_designs(a.memory) {
-            if !wanted.contains(&class.to_string().as_str()) {
-                continue;
-            }
-            for w in workloads(a, a.records)? {
-                designs.push((format!("fixed {class}"), d.clone(), w));
-            }
+    let mut classes = Vec::new();
+    for name in a.classes.split(',').map(str::trim) {
+        let class = [
+            DesignClass::Lsm,
+            DesignClass::Btree,
+            DesignClass::Lsh,
+            DesignClass::Hybrid,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name);
+        match class {
+            Some(c) => classes.push(c),
+            None => bail!("--classes: unknown class {name:?} (lsm, btree, lsh, hybrid)"),
         }
     }
-    let mut out = Vec::new();
-    for (label, design, workload) in designs {
-        design.validate()?;
-        for &t in &threads {
-            out.push(Case {
-                label: label.clone(),
-                design: design.clone(),
-                workload: workload.clone(),
-                threads: t,
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// Accuracy 1 − |p − m| / m (NaN when nothing was measured).
-fn accuracy(p: f64, m: f64) -> f64 {
-    if m > 0.0 {
-        1.0 - (p - m).abs() / m
-    } else {
-        f64::NAN
-    }
-}
-
-fn run_case(c: &Case, i: usize) -> Result<Value> {
-    let (design, w) = (&c.design, &c.workload);
-    let dir = std::env::temp_dir().join(format!("cosine-validate-{}-{i}", std::process::id()));
-    let model = DistributionAware::new();
-    // Warm up with the workload's own writes until the buffer has filled T + 1 times per merge into the last
-    // level (T^{L−1}(T + 1) fills, at most 10 × the records): the buffer and the levels then hold what the
-    // workload writes (the model's steady state), and the flush and compaction I/O, counted over warm-up and
-    // run, samples merges into every level rather than only the cheap ones.
-    let entry = (w.value_bytes() + 23) as f64;
-    let t = design.size_ratio.min(64) as f64;
-    let levels = model
-        .evaluate(design, &w.to_model())
-        .map_or(1, |c| c.levels.max(1));
-    let fills = t.powi(levels as i32 - 1) * (t + 1.0);
-    // (inserts grow the data: at most doubling it keeps the model's single N meaningful)
-    let cap = if w.update + w.read_modify_write > 0.0 {
-        10 * w.record_count
-    } else {
-        w.record_count
+    let spec = CaseSpec {
+        records: a.records,
+        memory: a.memory,
+        held_out: a.held_out,
+        random: a.random,
+        seed: a.seed,
+        threads,
+        classes,
     };
-    let warm_up = ((fills * design.buffer_bytes as f64 / entry).ceil() as u64).min(cap);
-    let r = run_bench(
-        design,
-        w,
-        &dir,
-        RunSpec {
-            threads: c.threads,
-            sync: SyncMode::Never,
-            seed: 11,
-            warm_up_writes: warm_up,
-            slices: VALIDATE_SLICES,
-            show_progress: false,
-        },
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-    let r = r?;
-    let per_write = r.background_per_write.filter(|_| r.run_writes > 0);
-    let measured = r.run.read_ios_per_op.unwrap_or(0.0)
-        + per_write.unwrap_or(0.0) * r.run_writes as f64 / r.run.operations.max(1) as f64;
-    // the data set the run met on average: the load, the warm-up's inserts and half the run's
-    let warm_inserts =
-        (warm_up as f64 * w.insert / (w.update + w.insert + w.read_modify_write).max(1e-12)) as u64;
-    let model_w = w.to_model_over(w.record_count + warm_inserts + r.run.inserted / 2);
-    // the store the run met differs from slice to slice: the slices are spread over the second half of the
-    // warm-up and the run, and how many versions the runs hold by then (an LSH design's hash indexes cover
-    // the newest of them within M_FP) grows with the writes seen. The model is asked about each slice's state
-    // and its predictions averaged, as the measurement averages the slices
-    let write_share = w.insert + w.update + w.read_modify_write;
-    let costs: Vec<cosine_cost_model::IoCost> = (0..VALIDATE_SLICES)
-        .filter_map(|i| {
-            let mut at = model_w.clone();
-            if write_share > 0.0 {
-                let half = warm_up as f64 / 2.0;
-                let f = (i as f64 + 1.0) / VALIDATE_SLICES as f64;
-                let g = (i as f64 + 0.5) / VALIDATE_SLICES as f64;
-                let writes = half + half * f + r.run_writes as f64 * g;
-                at.operations = (writes / write_share) as u64;
-            }
-            model.evaluate(design, &at).ok()
-        })
-        .collect();
-    let mean = |f: &dyn Fn(&cosine_cost_model::IoCost) -> f64| {
-        (!costs.is_empty()).then(|| costs.iter().map(f).sum::<f64>() / costs.len() as f64)
-    };
-    let cost = costs.first();
-    let predicted = mean(&|c| c.per_operation).unwrap_or(f64::NAN);
-    // the same comparison per operation type: read-path blocks of reads and scans, and the flush and
-    // compaction I/O per write
-    let op_reads = |name: &str| {
-        r.run
-            .ops
-            .iter()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, o)| o.read_ios)
-    };
-    let predicted_write = mean(&|c| {
-        let m = &model_w.mix;
-        let wsum = m.insert + m.blind_update + m.rmw;
-        (m.insert * c.per_op.insert + (m.blind_update + m.rmw) * c.per_op.blind_update) / wsum
-    })
-    .filter(|_| per_write.is_some());
-    let class = cost
-        .as_ref()
-        .map_or("?".to_string(), |c| c.class.to_string());
-    let pair = |p: Option<f64>, m: Option<f64>| match (p, m) {
-        (Some(p), Some(m)) => json!({"predicted": p, "measured": m, "accuracy": accuracy(p, m)}),
-        _ => json!({"predicted": null, "measured": m}),
-    };
-    Ok(json!({
-        "label": c.label, "class": class, "workload": w.name, "records": w.record_count,
-        "memory": design.buffer_bytes + design.filter_bytes + design.fence_bytes, "threads": c.threads,
-        "design": design, "predicted": predicted, "measured": measured,
-        "accuracy": accuracy(predicted, measured), "overestimated": predicted >= measured,
-        "warm_up_writes": warm_up,
-        // the tree the run met at its end: runs and resident runs per level, and the entries they hold
-        "tree": r.stats.levels.iter().map(|l| json!({
-            "level": l.level, "runs": l.runs, "resident_runs": l.resident_runs, "entries": l.entries,
-            "block_reads": l.io.block_reads, "index_reads": l.io.index_reads,
-        })).collect::<Vec<_>>(),
-        "lookup": pair(mean(&|c| c.per_op.lookup).filter(|_| op_reads("read").is_some()), op_reads("read")),
-        "scan": pair(mean(&|c| c.scan).filter(|_| op_reads("scan").is_some()), op_reads("scan")),
-        "write": pair(predicted_write, per_write),
-    }))
-}
-
-/// Runs `cosine validate`: predicted against measured I/Os per operation, per design class and workload.
-pub fn validate(a: ValidateArgs) -> Result<()> {
-    let cases = cases(&a)?;
+    let cases = cosine_validate::cases(&spec, |records| {
+        workloads(&a, records).map_err(|e| cosine_validate::Error::Invalid(e.to_string()))
+    })?;
     let mut rows = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         if !a.json {
@@ -398,43 +191,6 @@ fn plot_fixed(a: &ValidateArgs, rows: &[Value], plot: &str) -> Result<()> {
     Ok(())
 }
 
-/// Mean and worst accuracy per class, in total and per operation type.
-fn summary(rows: &[Value]) -> Value {
-    let mut out = serde_json::Map::new();
-    let mut classes: Vec<String> = rows
-        .iter()
-        .filter_map(|r| r["class"].as_str().map(str::to_string))
-        .collect();
-    classes.sort();
-    classes.dedup();
-    for c in classes {
-        let mine: Vec<&Value> = rows.iter().filter(|r| r["class"] == c.as_str()).collect();
-        let stats = |get: &dyn Fn(&Value) -> Option<f64>| {
-            let v: Vec<f64> = mine
-                .iter()
-                .filter_map(|r| get(r))
-                .filter(|x| x.is_finite())
-                .map(|x| x.max(0.0))
-                .collect();
-            if v.is_empty() {
-                return json!(null);
-            }
-            let worst = v.iter().copied().fold(f64::INFINITY, f64::min);
-            json!({"mean": v.iter().sum::<f64>() / v.len() as f64, "worst": worst, "cells": v.len()})
-        };
-        out.insert(
-            c.clone(),
-            json!({
-                "total": stats(&|r| r["accuracy"].as_f64()),
-                "lookup": stats(&|r| r["lookup"]["accuracy"].as_f64()),
-                "scan": stats(&|r| r["scan"]["accuracy"].as_f64()),
-                "write": stats(&|r| r["write"]["accuracy"].as_f64()),
-            }),
-        );
-    }
-    Value::Object(out)
-}
-
 fn print_table(a: &ValidateArgs, rows: &[Value]) {
     println!(
         "I/Os per operation, model against engine ({} operations{})",
@@ -501,29 +257,5 @@ fn print_table(a: &ValidateArgs, rows: &[Value]) {
                 pct(v, "write")
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn random_designs_are_valid_and_varied() {
-        let mut rng = StdRng::seed_from_u64(7);
-        let designs: Vec<Design> = (0..200).map(|_| random_design(&mut rng, 8 << 20)).collect();
-        for d in &designs {
-            d.validate().unwrap();
-            assert!(d.buffer_bytes + d.filter_bytes + d.fence_bytes <= 8 << 20);
-        }
-        let lsh = designs.iter().filter(|d| d.size_ratio == 1000).count();
-        assert!(lsh > 10 && lsh < 80, "{lsh}");
-        assert!(designs
-            .iter()
-            .any(|d| d.filter_bytes == 0 && d.size_ratio < 1000));
-        assert!(designs.iter().any(|d| d.hot_runs > d.cold_runs));
-        // the same seed gives the same designs
-        let mut again = StdRng::seed_from_u64(7);
-        assert_eq!(random_design(&mut again, 8 << 20), designs[0]);
     }
 }

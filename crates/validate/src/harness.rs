@@ -1,0 +1,221 @@
+//! Running the engine under the YCSB harness: load, settle, warm-up and measured slices.
+
+use crate::{Error, Result};
+use cosine_cost_model::cpu::PhiLibrary;
+use cosine_design::{Design, DesignClass};
+use cosine_engine::{Engine, Options, SyncMode};
+use cosine_ycsb::{run_phase, CoreWorkload, CosineStore, PhaseReport, Store};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// Shows a phase's progress while it runs: `phase` runs `run`, handing it a counter of operations done (or
+/// none) to draw from.
+pub trait Progress: Sync {
+    /// Runs one phase of `total` operations named `label`.
+    fn phase(
+        &self,
+        label: &str,
+        total: u64,
+        run: &mut dyn FnMut(Option<&AtomicU64>) -> PhaseReport,
+    ) -> PhaseReport;
+}
+
+/// Shows nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn phase(
+        &self,
+        _label: &str,
+        _total: u64,
+        run: &mut dyn FnMut(Option<&AtomicU64>) -> PhaseReport,
+    ) -> PhaseReport {
+        run(None)
+    }
+}
+
+/// The design Cosine's search picks for a workload on one machine with `memory` bytes for the engine.
+pub fn searched_design(w: &CoreWorkload, memory: u64, phi: &PhiLibrary) -> Result<Design> {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
+    cosine_search::designs::best_for_machine(&w.to_model(), memory, cores, phi)
+        .ok_or(Error::NoDesign(memory))
+}
+
+/// What one engine run measured.
+pub struct Run {
+    /// The load phase.
+    pub load: PhaseReport,
+    /// The measured run (its slices folded together).
+    pub run: PhaseReport,
+    /// The engine's counters and shape at the end.
+    pub stats: cosine_engine::Stats,
+    /// Resident bytes at the end.
+    pub rss: Option<u64>,
+    /// Peak resident bytes of the process over load and run.
+    pub peak_rss: Option<u64>,
+    /// Flush and compaction I/Os per write over the warm-up and the run.
+    pub background_per_write: Option<f64>,
+    /// Writes (updates, inserts, read-modify-writes) in the run.
+    pub run_writes: u64,
+}
+
+/// How one engine run is driven.
+pub struct RunSpec<'a> {
+    /// Client threads.
+    pub threads: usize,
+    /// The engine's sync mode.
+    pub sync: SyncMode,
+    /// Seed of the request generators.
+    pub seed: u64,
+    /// Unmeasured writes of the workload between load and run (validate's steady state).
+    pub warm_up_writes: u64,
+    /// Slices the warm-up and the run are cut into and interleaved (warm-up slice, run slice, ...), so that
+    /// the measured operations meet the tree at that many points of its merge cycle rather than one.
+    pub slices: u64,
+    /// Shows each phase's progress (a bar, in the CLI).
+    pub progress: &'a dyn Progress,
+}
+
+/// Fails on a phase in which the engine returned a wrong result (every read and scan is checked).
+fn wrong_results(r: &PhaseReport) -> Result<()> {
+    match &r.first_wrong {
+        Some(why) => Err(Error::WrongResults {
+            count: r.wrong,
+            first: why.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Loads `w` into a fresh engine of `design` in `dir`, settles it, then runs the warm-up and the measured
+/// operations in interleaved slices; every read and scan is checked against what was written.
+pub fn run_bench(
+    design: &Design,
+    w: &CoreWorkload,
+    dir: &std::path::Path,
+    spec: RunSpec<'_>,
+) -> Result<Run> {
+    let RunSpec {
+        threads,
+        sync,
+        seed,
+        warm_up_writes,
+        slices,
+        progress,
+    } = spec;
+    let engine = Arc::new(Engine::open_with(dir, design, Options::with_sync(sync))?);
+    let store = CosineStore(engine.clone());
+    let ledger = cosine_ycsb::Ledger::default();
+    let load = progress.phase("load", w.record_count, &mut |p| {
+        run_phase(&store, &ledger, w, threads, true, seed, p)
+    });
+    wrong_results(&load)?;
+    store.settle()?;
+    let before = store.io();
+    let mut measured = w.clone();
+    let writes = w.update + w.insert + w.read_modify_write;
+    let slices = slices.clamp(1, w.operation_count.max(1));
+    let mut run: Option<PhaseReport> = None;
+    // half the warm-up before the first slice, the other half spread between the slices
+    let spread = if slices > 1 { warm_up_writes / 2 } else { 0 };
+    for i in 0..slices {
+        let share = |total: u64| total / slices + u64::from(i < total % slices);
+        let warm_writes = share(spread) + if i == 0 { warm_up_writes - spread } else { 0 };
+        if warm_writes > 0 && writes > 0.0 {
+            // the workload's writes alone (reads do not change the tree), unmeasured, so that the buffer and
+            // the upper levels hold what the workload itself writes (the model's steady state), not the
+            // load's tail
+            let mut warm = measured.clone();
+            (warm.read, warm.scan, warm.read_modify_write) = (0.0, 0.0, 0.0);
+            warm.update = (w.update + w.read_modify_write) / writes;
+            warm.insert = w.insert / writes;
+            warm.operation_count = warm_writes;
+            let r = run_phase(
+                &store,
+                &ledger,
+                &warm,
+                threads,
+                false,
+                seed + 2 + 10 * i,
+                None,
+            );
+            wrong_results(&r)?;
+            measured.inserted_before += r.inserted;
+            // the warm-up writes as fast as it can, unlike the workload it stands for: let compaction catch
+            // up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog of
+            // level-1 runs that the run's own write rate would not have left
+            engine.wait_for_compactions()?;
+        }
+        let mut slice = measured.clone();
+        slice.operation_count = share(w.operation_count);
+        let label = if slices > 1 {
+            format!("run {}/{slices}", i + 1)
+        } else {
+            "run".into()
+        };
+        let r = progress.phase(&label, slice.operation_count, &mut |p| {
+            run_phase(
+                &store,
+                &ledger,
+                &slice,
+                threads,
+                false,
+                seed + 1 + 10 * i,
+                p,
+            )
+        });
+        wrong_results(&r)?;
+        measured.inserted_before += r.inserted;
+        match &mut run {
+            Some(all) => all.absorb(r),
+            None => run = Some(r),
+        }
+    }
+    let run = run.ok_or_else(|| Error::Invalid("the run has no operations".into()))?;
+    // flush and compaction I/O per write over the warm-up and the run together, including the compactions
+    // still owed at the end (settled): a writer that outruns compaction defers merges, it does not avoid them
+    store.settle()?;
+    let run_writes: u64 = run
+        .ops
+        .iter()
+        .filter(|(n, _)| n == "update" || n == "insert" || n == "rmw")
+        .map(|(_, o)| o.count)
+        .sum();
+    let background_per_write = match (before, store.io()) {
+        (Some(a), Some(b)) if warm_up_writes + run_writes > 0 => {
+            Some((b.background - a.background) as f64 / (warm_up_writes + run_writes) as f64)
+        }
+        _ => None,
+    };
+    let stats = engine.stats();
+    Ok(Run {
+        load,
+        run,
+        background_per_write,
+        run_writes,
+        stats,
+        rss: cosine_ycsb::resident_bytes(),
+        peak_rss: cosine_ycsb::peak_resident_bytes(),
+    })
+}
+
+/// The four fixed class designs at `memory` bytes (buffer, filters and fences together): an LSM-tree, a
+/// B-tree-like layout, an LSH and a hybrid, as `cosine validate` and `cosine calibrate` use them.
+pub fn class_designs(memory: u64) -> Vec<(DesignClass, Design)> {
+    let mut lsm = Design::rocksdb_like(memory / 4, memory / 4, memory / 2);
+    lsm.block_bytes = 4096;
+    lsm.file_bytes = 4 << 20;
+    let mut btree = Design::wiredtiger_like(memory / 2, memory / 64);
+    btree.block_bytes = 32 * 1024;
+    btree.size_ratio = 16;
+    let lsh = Design::lsh_like(memory / 2, memory / 2);
+    let hybrid = Design::hybrid(6, memory / 4, memory / 4, memory / 64);
+    vec![
+        (DesignClass::Lsm, lsm),
+        (DesignClass::Btree, btree),
+        (DesignClass::Lsh, lsh),
+        (DesignClass::Hybrid, hybrid),
+    ]
+}
