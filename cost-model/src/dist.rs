@@ -577,10 +577,11 @@ impl DistributionAware {
 ///
 /// Every run holds one buffer's entries (`eb`), except after a merge: the level's runs merge into one run of
 /// the N live entries, below the runs written since. Until the first merge (the load's runs and the writes
-/// since, `(N + W)/eb` runs, at most K) the runs hold every version written; later the newest runs hold the
-/// D entries written since the last merge, D anywhere in 0..(K − 1)·eb, and the merged run the rest. W, the
-/// writes the store has seen, is the workload's operations times its write share. Update-heavy workloads thus
-/// keep more versions than keys, and the oldest runs' indexes go cold.
+/// since, at most K runs) the runs hold every version written; later the newest runs hold the D entries
+/// written since the last merge, D anywhere in 0..(K − 1)·eb, and the merged run the rest. The writes the
+/// store has seen are the workload's operations times its write share: inserts add keys (N counts them),
+/// updates leave older versions behind, one per key a buffer kept, so update-heavy workloads keep more
+/// versions than keys and the oldest runs' indexes go cold.
 #[derive(Clone, Copy, Debug)]
 pub struct LshAges {
     /// Entries whose hash index fits M_FP (the newest).
@@ -589,11 +590,12 @@ pub struct LshAges {
     eb: f64,
     /// N: live entries.
     entries: f64,
-    /// Writes since the load, when no merge has happened yet (the load's runs are then runs of eb too).
+    /// Older versions the updates left, when no merge has happened yet (the load's runs are then runs of eb
+    /// too).
     unmerged: Option<f64>,
-    /// Longest stretch of entries written between merges, (K − 1)·eb.
+    /// Longest stretch of entries written between merges: (K − 1)·eb, or what was written if less.
     cycle: f64,
-    /// Entries a run keeps per write: a buffer keeps one version of a key however often it is written while
+    /// Entries a run keeps per update: a buffer keeps one version of a key however often it is written while
     /// the buffer fills, so skewed updates leave fewer versions than writes.
     kept: f64,
 }
@@ -613,30 +615,29 @@ impl LshAges {
         eb: f64,
         k: f64,
     ) -> Self {
-        let per_entry = layout::HASH_INDEX_BYTES_PER_KEY + 16.0 / shape.entries_per_block.max(1.0);
+        let per_entry =
+            layout::HASH_INDEX_BYTES_PER_KEY + 16.0 / shape.entries_per_block.max(1.0);
         let m = &workload.mix;
         let eb = eb.max(1.0);
         // the writes that fill one buffer with eb distinct keys (as many as eb when the universe is vast)
         let kept = writes_to_fill(parts, eb).map_or(1.0, |w| (eb / w.max(eb)).clamp(0.0, 1.0));
-        // inserts add keys (N counts them); updates leave older versions behind
-        let written = workload.operations as f64 * (m.blind_update + m.rmw) * kept;
+        let kept = if kept > 0.0 { kept } else { 1.0 };
+        let ops = workload.operations as f64;
+        let obsolete = ops * (m.blind_update + m.rmw) * kept;
+        let written = ops * m.insert + obsolete;
         let n = shape.entries.max(1.0);
         LshAges {
             resident: design.fence_bytes as f64 / per_entry,
             eb,
             entries: n,
-            unmerged: ((n + written) / eb <= k).then_some(written),
+            unmerged: ((n + obsolete) / eb <= k).then_some(obsolete),
             cycle: ((k - 1.0).max(0.0) * eb).min(written.max(0.0)),
-            kept: if kept > 0.0 { kept } else { 1.0 },
+            kept,
         }
     }
 
-    /// Versions the runs hold on average (live entries and older versions).
-    pub fn versions(&self) -> f64 {
-        self.runs() * self.eb
-    }
-
-    /// Runs on average.
+    /// Runs on average: every eb-entry run until the first merge, then the merged run and the runs written
+    /// since (half a cycle's on average).
     pub fn runs(&self) -> f64 {
         match self.unmerged {
             Some(w) => (self.entries + w) / self.eb,
@@ -658,41 +659,64 @@ impl LshAges {
     /// Expected blocks a lookup reads beyond the one data block that holds its key, for cold runs. A cold
     /// file has neither its hash index nor a filter in memory: each cold run newer than the key's costs its
     /// on-disk index block and the data block that index names (2), and a cold run holding the key its index
-    /// block (1). `older(y)` is the chance that the key was not written in the newest `y` writes.
+    /// block (1). `older(y)` is the chance that the key was not written in the newest `y` writes; a key not
+    /// written since the load lies anywhere in the load's runs.
     pub fn cold_probes(&self, older: impl Fn(f64) -> f64) -> f64 {
-        let h = self.resident;
         // ages below are in entries kept; `older` takes writes
         let older = |y: f64| older(y / self.kept);
         match self.unmerged {
             Some(w) => {
-                // the load's runs below the writes since: a key is in them once, uniformly
                 let n = self.entries;
                 let not_since = older(w);
-                let older_all = |y: f64| {
+                self.probes_unmerged(|y: f64| {
                     if y <= w {
                         older(y)
                     } else {
                         not_since * (1.0 - (y - w) / n).max(0.0)
                     }
-                };
-                2.0 * integral(older_all, h, w + n) / self.eb + older_all(h)
+                })
             }
-            None => self.over_cycle(|d| {
-                if d > h {
-                    2.0 * integral(older, h, d) / self.eb + older(h)
-                } else {
-                    older(d) * (1.0 - ((h - d) / self.entries).clamp(0.0, 1.0))
-                }
-            }),
+            None => self.probes_merged(older),
         }
     }
 
     /// As [`LshAges::cold_probes`], with `older(y)` the chance that the key's newest version is older than the
     /// newest `y` entries over the whole tree (for "latest" reads, which follow insertion order).
     pub fn cold_probes_by_age(&self, older: impl Fn(f64) -> f64) -> f64 {
+        match self.unmerged {
+            Some(_) => self.probes_unmerged(older),
+            None => self.probes_merged(older),
+        }
+    }
+
+    /// Cold-run blocks when every run holds eb entries, `older(y)` over entry ages.
+    fn probes_unmerged(&self, older: impl Fn(f64) -> f64) -> f64 {
         let h = self.resident;
-        let end = self.versions();
-        2.0 * integral(&older, h, end) / self.eb + if h < end { older(h) } else { 0.0 }
+        let end = self.entries + self.unmerged.unwrap_or(0.0);
+        if h >= end {
+            return 0.0;
+        }
+        2.0 * integral(&older, h, end) / self.eb + older(h)
+    }
+
+    /// Cold-run blocks over a merge cycle: the runs written since the merge above the merged run.
+    fn probes_merged(&self, older: impl Fn(f64) -> f64) -> f64 {
+        let h = self.resident;
+        self.over_cycle(|d| {
+            if d > h {
+                2.0 * integral(&older, h, d) / self.eb + older(h)
+            } else {
+                older(d) * (1.0 - ((h - d) / self.entries).clamp(0.0, 1.0))
+            }
+        })
+    }
+
+    /// Versions the runs hold on average (live entries and older versions).
+    pub fn versions(&self) -> f64 {
+        match self.unmerged {
+            Some(w) => self.entries + w,
+            None => self.entries + self.cycle / 2.0,
+        }
     }
 
     /// The mean of `f(d)` over a merge cycle, d the entries written since the last merge.
