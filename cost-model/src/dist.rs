@@ -615,8 +615,7 @@ impl LshAges {
         eb: f64,
         k: f64,
     ) -> Self {
-        let per_entry =
-            layout::HASH_INDEX_BYTES_PER_KEY + 16.0 / shape.entries_per_block.max(1.0);
+        let per_entry = layout::HASH_INDEX_BYTES_PER_KEY + 16.0 / shape.entries_per_block.max(1.0);
         let m = &workload.mix;
         let eb = eb.max(1.0);
         // the writes that fill one buffer with eb distinct keys (as many as eb when the universe is vast)
