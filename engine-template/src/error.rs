@@ -45,6 +45,10 @@ pub enum Error {
     /// A value longer than 1 GiB.
     #[error("value of {0} bytes exceeds the 1 GiB limit")]
     ValueTooLarge(usize),
+    /// A write batch whose log record would exceed 4 GiB (a batch is one record, so that a crash leaves all of
+    /// it or none).
+    #[error("write batch of {0} bytes exceeds the 4 GiB limit of one log record")]
+    BatchTooLarge(u64),
     /// An earlier write or background error left the engine unable to accept writes safely.
     #[error("engine is poisoned by an earlier failure: {0}")]
     Poisoned(String),

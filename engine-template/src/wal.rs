@@ -97,6 +97,14 @@ fn seal(start: usize, out: &mut [u8]) {
 /// The kind byte of a batch record.
 const BATCH: u8 = 2;
 
+/// Bytes of a batch record besides its entries: the header, the kind byte and the count.
+pub const BATCH_OVERHEAD: u64 = HEADER as u64 + 5;
+
+/// Bytes one entry takes in a log record.
+pub fn entry_bytes(key: &[u8], value: Option<&[u8]>) -> u64 {
+    (1 + 8 + 4 + key.len() + 4 + value.map_or(0, <[u8]>::len)) as u64
+}
+
 /// Bytes of a record header.
 const HEADER: usize = 12;
 

@@ -148,12 +148,23 @@ fn lineage(shape: &str, design: &Design, sync: SyncMode, seed: u64, calls: u64) 
         let acked = match Engine::open_with(DIR, design, options(&fs, sync)) {
             Ok(engine) => {
                 let acked = run(&engine, rest);
+                // an operation fails only because the storage crashed: any other error is a bug
+                assert!(
+                    acked == rest.len() || fs.crashed(),
+                    "{ctx}: operation {acked} failed without a crash"
+                );
                 fs.crash();
                 drop(engine);
                 acked
             }
             // the crash hit the opening itself
-            Err(_) => 0,
+            Err(e) => {
+                assert!(
+                    fs.crashed(),
+                    "{ctx}: the opening failed without a crash: {e}"
+                );
+                0
+            }
         };
         fs = if torn {
             fs.recover_torn(|_, unsynced| rng.random_range(0..=unsynced))

@@ -186,7 +186,7 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
         (FaultKind::Append, ".run", 3),
         (FaultKind::Sync, ".run", 2),
         (FaultKind::Rename, "MANIFEST.tmp", 2),
-        (FaultKind::SyncDir, "/db", 3),
+        (FaultKind::SyncDir, "/db", 5),
         (FaultKind::Read, ".run", 40),
     ];
     for (shape, design) in common::shapes() {
@@ -219,6 +219,17 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
                 acked = i + 1;
             }
             assert!(failing.calls() >= nth, "{ctx}: the fault never hit");
+            if kind != FaultKind::Read {
+                // a background failure poisons the engine (the thread that met it records it at once)
+                let poisoned = (0..200).any(|_| {
+                    let refused = matches!(engine.put(b"after", b"x"), Err(Error::Poisoned(_)));
+                    if !refused {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                    refused
+                });
+                assert!(poisoned, "{ctx}: the engine is not poisoned");
+            }
             if kind != FaultKind::Read {
                 for j in 0..acked {
                     let k = format!("key{:05}", (j * 7919) % 4000);

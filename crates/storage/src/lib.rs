@@ -149,7 +149,7 @@ impl Storage {
     /// Writes `bytes` to `path` atomically and durably: a temporary file beside it is written and synced,
     /// renamed over `path`, and the directory synced. After a crash `path` holds the old bytes or the new.
     pub fn replace(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        let dir = path.parent().unwrap_or(Path::new("/"));
+        let dir = parent_of(path);
         let mut tmp: PathBuf = path.to_path_buf();
         tmp.as_mut_os_string().push(".tmp");
         let f = self.0.create(&tmp, false)?;

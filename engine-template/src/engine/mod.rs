@@ -220,8 +220,13 @@ impl Engine {
     /// Writes several puts (`Some(value)`) and deletes (`None`) with one log append and one sync: cheaper than
     /// one call each, and all of them are acknowledged together.
     pub fn write_batch(&self, batch: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+        let mut record = wal::BATCH_OVERHEAD;
         for (k, v) in batch {
             check_sizes(k, *v)?;
+            record += wal::entry_bytes(k, *v);
+        }
+        if record > u64::from(u32::MAX) {
+            return Err(Error::BatchTooLarge(record));
         }
         self.inner.write(batch)
     }
@@ -285,8 +290,10 @@ impl Engine {
     }
 
     /// The live entries with keys in `range`, in key order, streamed: memory stays bounded however long the
-    /// range. Each key is read as it stands when the iterator reaches it; for one consistent view of many keys
-    /// use [`Engine::snapshot`].
+    /// range. Every write acknowledged before `range` was called is seen; later writes may or may not be (the
+    /// buffers of the moment are read a page at a time), and a batch written meanwhile may show in part. For one
+    /// consistent view of many keys use [`Engine::snapshot`]. Like a snapshot, a long-lived range pins the
+    /// buffers and files it started with.
     pub fn range<R: RangeBounds<Vec<u8>>>(&self, range: R) -> Result<Range> {
         let start = range.start_bound().map(|k| k.as_slice());
         let end = range.end_bound().map(|k| k.as_slice());

@@ -43,6 +43,13 @@ impl Engine {
             }
         };
         let stored = manifest::load(&storage, &dir)?;
+        // what the manifest says is made durable before files are deleted on its strength: a process killed
+        // between a manifest's rename and its directory fsync leaves a manifest visible but not durable. The
+        // directory's own entry in its parent likewise (a process killed right after creating it)
+        let parent =
+            crate::storage::parent_of(&std::path::absolute(&dir).map_err(io(&dir))?).to_path_buf();
+        storage.sync_dir(&parent).map_err(io(&parent))?;
+        storage.sync_dir(&dir).map_err(io(&dir))?;
         let stats = Arc::new(IoStats::default());
         let lsh = is_lsh(design);
         // ids in use on disk, so that new files never collide with leftovers

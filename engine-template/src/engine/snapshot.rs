@@ -9,7 +9,8 @@ use super::*;
 
 /// A consistent, read-only view of the store as of [`Engine::snapshot`]. It pins the buffers and files of
 /// that moment: memory and disk beyond the design's budget while it lives, as a long-lived snapshot pins
-/// versions in RocksDB. Drop it when done.
+/// versions in RocksDB. Drop it when done: it also holds the store open (its directory stays locked until the
+/// last snapshot is dropped, even after `Engine::close`).
 pub struct Snapshot {
     inner: Arc<Inner>,
     /// Frozen buffers, newest first.

@@ -317,6 +317,9 @@ impl Inner {
     /// frozen list, and the background thread is woken to flush it.
     /// A failure poisons the engine: the log could not be made durable or rotated.
     pub(super) fn freeze(&self, w: &mut Writer) -> Result<()> {
+        // a poisoned log is never rotated: a failed append may have left part of a record at the end of this
+        // segment, which is a torn tail only while the segment is the last one
+        self.check_poisoned()?;
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let lsn = w.wal.lsn;
         let rotated = self
