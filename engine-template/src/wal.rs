@@ -8,6 +8,8 @@
 //! truncated away): fewer bytes left than a header, a header whose record runs past the end of the file, or a
 //! tail of zeros. Any other bad record, anywhere, is
 //! reported as corruption, so that a damaged byte never silently drops the acknowledged writes behind it.
+//! The zero-tail rule cannot tell a power loss from a medium that zeroed the last sectors of a record that was
+//! fsynced and acknowledged: such a last record is taken for a torn write and dropped.
 
 use crate::error::{io, Error, Result};
 use crate::storage::{Storage, WriteFile};

@@ -7,8 +7,10 @@
 //! After each crash the store must open, and its contents must equal the workload's after some prefix of its
 //! operations (a batch is one operation: never half there). Under `always` and `batch` that prefix holds every
 //! acknowledged operation; under `never` it may stop short of them (a machine crash may lose what was not
-//! fsynced), never with a hole. Each lineage crashes three times over, so recovery from a recovered store is
-//! crashed too.
+//! fsynced, though not what a `flush` made durable), never with a hole. One life in four ends in a process kill
+//! instead (the machine stays up, so everything written is there, and must be: nothing acknowledged is lost),
+//! and the next crash keeps only what was durable and what the restart synced. Each lineage crashes three
+//! times over, so recovery from a recovered store is crashed too.
 //!
 //! 12 crash points per shape and sync mode run by default (180 lineages);
 //! `cargo test -p cosine-engine --release --test crash_image -- --ignored` runs 200 per shape and mode.
@@ -78,11 +80,22 @@ fn apply(engine: &Engine, op: &Op) -> cosine_engine::Result<()> {
     }
 }
 
-/// Runs `ops` until one fails; returns how many were acknowledged.
-fn run(engine: &Engine, ops: &[Op]) -> usize {
-    ops.iter()
-        .position(|op| apply(engine, op).is_err())
-        .unwrap_or(ops.len())
+/// Runs `ops` until one fails; returns how many were acknowledged, and how many of them a successful
+/// `flush` made durable whatever the sync mode (every 200th op is followed by a flush).
+fn run(engine: &Engine, ops: &[Op]) -> (usize, usize) {
+    let mut flushed = 0;
+    for (i, op) in ops.iter().enumerate() {
+        if apply(engine, op).is_err() {
+            return (i, flushed);
+        }
+        if i % 200 == 199 {
+            if engine.flush().is_err() {
+                return (i + 1, flushed);
+            }
+            flushed = i + 1;
+        }
+    }
+    (ops.len(), flushed)
 }
 
 /// What the reopened store holds for every key of the workload's key space.
@@ -141,13 +154,16 @@ fn lineage(shape: &str, design: &Design, sync: SyncMode, seed: u64, calls: u64) 
     for life in 0..3 {
         let k = rng.random_range(0..calls);
         let torn = rng.random_bool(0.5);
-        let ctx =
-            format!("{shape} {sync:?} seed {seed} life {life} crash after {k} calls (torn {torn})");
+        // one life in four ends in a process kill (the machine stays up) instead of a machine crash
+        let killed = rng.random_bool(0.25);
+        let ctx = format!(
+            "{shape} {sync:?} seed {seed} life {life} crash after {k} calls (torn {torn}, killed {killed})"
+        );
         fs.crash_after(k);
         let rest = &ops[done..];
-        let acked = match Engine::open_with(DIR, design, options(&fs, sync)) {
+        let (acked, flushed) = match Engine::open_with(DIR, design, options(&fs, sync)) {
             Ok(engine) => {
-                let acked = run(&engine, rest);
+                let (acked, flushed) = run(&engine, rest);
                 // an operation fails only because the storage crashed: any other error is a bug
                 assert!(
                     acked == rest.len() || fs.crashed(),
@@ -155,7 +171,7 @@ fn lineage(shape: &str, design: &Design, sync: SyncMode, seed: u64, calls: u64) 
                 );
                 fs.crash();
                 drop(engine);
-                acked
+                (acked, flushed)
             }
             // the crash hit the opening itself
             Err(e) => {
@@ -163,10 +179,15 @@ fn lineage(shape: &str, design: &Design, sync: SyncMode, seed: u64, calls: u64) 
                     fs.crashed(),
                     "{ctx}: the opening failed without a crash: {e}"
                 );
-                0
+                (0, 0)
             }
         };
-        fs = if torn {
+        fs = if killed {
+            // the process was killed and the machine stayed up: the next life starts from everything written,
+            // and a crash in it keeps only what was durable before and what it syncs (the opening's fsyncs of
+            // the directory and the live log segments)
+            fs.restart()
+        } else if torn {
             fs.recover_torn(|_, unsynced| rng.random_range(0..=unsynced))
         } else {
             fs.recover()
@@ -176,8 +197,11 @@ fn lineage(shape: &str, design: &Design, sync: SyncMode, seed: u64, calls: u64) 
         let found = read_all(&engine);
         let attempted = (acked + 1).min(rest.len());
         let lo = match sync {
+            // a process kill loses nothing acknowledged, in any mode
+            _ if killed => acked,
             SyncMode::Always | SyncMode::Batch => acked,
-            SyncMode::Never => 0,
+            // a machine crash may lose what was not fsynced, but not what a flush made durable
+            SyncMode::Never => flushed,
         };
         let Some(p) = matching_prefix(&base, rest, &found, lo, attempted) else {
             panic!(
@@ -197,7 +221,7 @@ fn lineage(shape: &str, design: &Design, sync: SyncMode, seed: u64, calls: u64) 
 fn calls_of_a_full_run(design: &Design, sync: SyncMode, seed: u64) -> u64 {
     let fs = MemFs::new();
     let engine = Engine::open_with(Path::new(DIR), design, options(&fs, sync)).unwrap();
-    assert_eq!(run(&engine, &workload(seed, 1500)), 1500);
+    assert_eq!(run(&engine, &workload(seed, 1500)).0, 1500);
     engine.close().unwrap();
     fs.calls()
 }
@@ -232,7 +256,7 @@ fn a_crash_during_recovery_leaves_a_store_that_opens() {
     let fs = MemFs::new();
     let engine = Engine::open_with(DIR, design, options(&fs, SyncMode::Always)).unwrap();
     let ops = workload(7, 300);
-    assert_eq!(run(&engine, &ops), 300);
+    assert_eq!(run(&engine, &ops).0, 300);
     fs.crash();
     drop(engine);
     let image = fs.recover();

@@ -95,3 +95,44 @@ fn a_snapshot_keeps_its_view_and_a_range_streams_past_the_buffers() {
         assert_eq!(now, want, "{shape}");
     }
 }
+
+#[test]
+fn a_snapshot_holds_every_write_acknowledged_before_it() {
+    use std::sync::atomic::AtomicU64;
+    for (shape, design) in common::shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Arc::new(
+            Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Batch)).unwrap(),
+        );
+        // the writer publishes each write once it is acknowledged
+        let acked = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (engine, acked, stop) = (engine.clone(), acked.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    i += 1;
+                    engine
+                        .put(format!("k{i:08}").as_bytes(), &i.to_le_bytes())
+                        .unwrap();
+                    acked.store(i, Ordering::SeqCst);
+                }
+            })
+        };
+        for _ in 0..20 {
+            let before = acked.load(Ordering::SeqCst);
+            let snap = engine.snapshot().unwrap();
+            if before > 0 {
+                assert_eq!(
+                    snap.get(format!("k{before:08}").as_bytes()).unwrap(),
+                    Some(before.to_le_bytes().to_vec()),
+                    "{shape}: write {before}, acknowledged before the snapshot, is not in it"
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        stop.store(true, Ordering::SeqCst);
+        writer.join().unwrap();
+    }
+}

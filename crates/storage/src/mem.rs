@@ -122,6 +122,21 @@ impl MemFs {
         self.0.lock().calls
     }
 
+    /// A new file system as a process killed now leaves it while the machine stays up: everything written is
+    /// still there (the page cache survives), and what is durable is what was durable, so a later crash of the
+    /// new one keeps only that and what is synced from now on.
+    pub fn restart(&self) -> MemFs {
+        let s = self.0.lock();
+        MemFs(Arc::new(Mutex::new(State {
+            inodes: s.inodes.clone(),
+            files: s.files.clone(),
+            durable: s.durable.clone(),
+            dirs: s.dirs.clone(),
+            durable_dirs: s.durable_dirs.clone(),
+            ..State::default()
+        })))
+    }
+
     /// A new file system holding what a crash now would keep (only synced bytes and entries).
     pub fn recover(&self) -> MemFs {
         self.recover_torn(|_, _| 0)
@@ -430,6 +445,32 @@ mod tests {
         fs.sync_dir(p("/")).unwrap();
         let r = fs.recover();
         assert!(r.is_dir(p("/a")) && r.is_dir(p("/a/b")));
+    }
+
+    #[test]
+    fn a_restart_keeps_what_was_written_and_a_later_crash_only_what_was_synced() {
+        let fs = MemFs::new();
+        let f = fs.create(p("/f"), true).unwrap();
+        f.append(b"synced").unwrap();
+        f.sync().unwrap();
+        fs.sync_dir(p("/")).unwrap();
+        f.append(b" cached").unwrap();
+        fs.crash();
+        let up = fs.restart();
+        assert_eq!(
+            crate::Storage::new(up.clone()).read(p("/f")).unwrap(),
+            b"synced cached"
+        );
+        assert_eq!(
+            crate::Storage::new(up.recover()).read(p("/f")).unwrap(),
+            b"synced"
+        );
+        // what the restarted process syncs becomes durable
+        up.open_append(p("/f")).unwrap().sync().unwrap();
+        assert_eq!(
+            crate::Storage::new(up.recover()).read(p("/f")).unwrap(),
+            b"synced cached"
+        );
     }
 
     #[test]
