@@ -11,7 +11,11 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Format version of the manifest (and so of the database directory).
-pub const MANIFEST_FORMAT: u32 = 1;
+pub const MANIFEST_FORMAT: u32 = 2;
+
+/// The oldest format this engine still opens. Format 2 adds write batches logged as one record (kind 2): an
+/// engine that reads only format 1 would report such a log as corrupt, so it is told the database is newer.
+pub const OLDEST_MANIFEST_FORMAT: u32 = 1;
 
 /// A run as recorded: its id and its file ids in key order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,14 +86,50 @@ pub fn load(storage: &Storage, dir: &Path) -> Result<Option<Manifest>> {
     }
     let m: Manifest = serde_json::from_slice(json)
         .map_err(|e| bad(8, &format!("manifest does not decode: {e}")))?;
-    if m.format != MANIFEST_FORMAT {
+    if !(OLDEST_MANIFEST_FORMAT..=MANIFEST_FORMAT).contains(&m.format) {
         return Err(Error::Incompatible {
             dir: dir.to_path_buf(),
             reason: format!(
-                "manifest format {} (this engine reads {MANIFEST_FORMAT})",
+                "manifest format {} (this engine reads {OLDEST_MANIFEST_FORMAT} to {MANIFEST_FORMAT})",
                 m.format
             ),
         });
     }
     Ok(Some(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemFs;
+
+    fn manifest(format: u32) -> Manifest {
+        Manifest {
+            format,
+            design: Design::rocksdb_like(1 << 20, 1 << 20, 1 << 20),
+            next_id: 7,
+            last_seq: 3,
+            log_number: 2,
+            levels: vec![vec![RunRecord {
+                id: 5,
+                files: vec![4],
+            }]],
+        }
+    }
+
+    #[test]
+    fn older_formats_open_and_newer_ones_are_refused() {
+        let storage = Storage::new(MemFs::new());
+        let dir = Path::new("/");
+        assert_eq!(load(&storage, dir).unwrap(), None);
+        for format in OLDEST_MANIFEST_FORMAT..=MANIFEST_FORMAT {
+            store(&storage, dir, &manifest(format)).unwrap();
+            assert_eq!(load(&storage, dir).unwrap(), Some(manifest(format)));
+        }
+        store(&storage, dir, &manifest(MANIFEST_FORMAT + 1)).unwrap();
+        assert!(matches!(
+            load(&storage, dir),
+            Err(Error::Incompatible { .. })
+        ));
+    }
 }
