@@ -649,9 +649,7 @@ impl LshAges {
         let h = self.resident;
         match self.unmerged {
             Some(w) => (w + self.entries - h).max(0.0) / self.eb,
-            None => self.over_cycle(|d| {
-                (d - h).max(0.0) / self.eb + 1.0 - ((h - d) / self.entries).clamp(0.0, 1.0)
-            }),
+            None => self.over_cycle(|d| (d - h).max(0.0) / self.eb + self.merged_cold(d)),
         }
     }
 
@@ -705,7 +703,7 @@ impl LshAges {
             if d > h {
                 2.0 * integral(&older, h, d) / self.eb + older(h)
             } else {
-                older(d) * (1.0 - ((h - d) / self.entries).clamp(0.0, 1.0))
+                older(d) * self.merged_cold(d)
             }
         })
     }
@@ -716,6 +714,12 @@ impl LshAges {
             Some(w) => self.entries + w,
             None => self.entries + self.cycle / 2.0,
         }
+    }
+
+    /// The cold share of the merged run when `d` entries were written since the merge: M_FP covers the newest
+    /// `resident` entries, the runs written since first.
+    fn merged_cold(&self, d: f64) -> f64 {
+        1.0 - ((self.resident - d) / self.entries).clamp(0.0, 1.0)
     }
 
     /// The mean of `f(d)` over a merge cycle, d the entries written since the last merge.

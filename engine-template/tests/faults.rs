@@ -201,13 +201,15 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
             let ctx = format!("{shape}: {kind:?} of {files} from call {nth}");
             let engine = Engine::open_with(&dir, &design, options).unwrap();
             let value = |i: u32| format!("value-{i}-{}", "v".repeat((i % 40) as usize));
+            // the i-th write's key: the 4,000 keys in a scattered order
+            let key_of = |i: u32| format!("key{:05}", (i * 7919) % 4000);
             let mut acked = 0u32;
             for i in 0..4000u32 {
-                let key = format!("key{:05}", (i * 7919) % 4000);
+                let key = key_of(i);
                 if kind == FaultKind::Read && i % 10 == 0 {
                     // reads of written keys, which may reach the failing run files
                     for j in (0..acked).step_by(97) {
-                        let k = format!("key{:05}", (j * 7919) % 4000);
+                        let k = key_of(j);
                         if let Ok(v) = engine.get(k.as_bytes()) {
                             assert_eq!(v, Some(value(j).into_bytes()), "{ctx}: a wrong read");
                         }
@@ -232,7 +234,7 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
             }
             if kind != FaultKind::Read {
                 for j in 0..acked {
-                    let k = format!("key{:05}", (j * 7919) % 4000);
+                    let k = key_of(j);
                     assert_eq!(
                         engine.get(k.as_bytes()).unwrap(),
                         Some(value(j).into_bytes()),
@@ -244,7 +246,7 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
             let engine = common::open_unsynced(&dir, &design)
                 .unwrap_or_else(|e| panic!("{ctx}: does not reopen: {e}"));
             for j in 0..acked {
-                let k = format!("key{:05}", (j * 7919) % 4000);
+                let k = key_of(j);
                 assert_eq!(
                     engine.get(k.as_bytes()).unwrap(),
                     Some(value(j).into_bytes()),
