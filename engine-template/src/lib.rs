@@ -20,6 +20,7 @@ mod engine;
 mod error;
 mod heap;
 pub mod manifest;
+pub mod parts;
 mod stats;
 /// The road to disk every file of the engine goes through (re-exported `cosine-storage`).
 pub use cosine_storage as storage;
@@ -30,5 +31,6 @@ pub use cosine_design::{Design, DesignClass};
 pub use cosine_levels::thread_read_blocks;
 pub use engine::{Engine, Options, Range, Snapshot};
 pub use error::{Error, Result};
+pub use parts::Parts;
 pub use stats::{LevelStats, MemoryStats, Stats};
 pub use wal::SyncMode;

@@ -64,6 +64,7 @@ fn options(fs: &MemFs, sync: SyncMode) -> Options {
     Options {
         sync,
         storage: Storage::new(fs.clone()),
+        ..Options::default()
     }
 }
 

@@ -12,6 +12,7 @@ fn faulty(sync: SyncMode, kind: FaultKind, nth: u64) -> Options {
     Options {
         sync,
         storage: Storage::new(Failing::from_nth(kind, nth)),
+        ..Options::default()
     }
 }
 
@@ -20,6 +21,7 @@ fn faulty_once(sync: SyncMode, kind: FaultKind, nth: u64) -> Options {
     Options {
         sync,
         storage: Storage::new(Failing::nth_only(kind, nth)),
+        ..Options::default()
     }
 }
 
@@ -101,6 +103,7 @@ fn creating_a_database_fsyncs_every_new_directorys_parent() {
     let options = Options {
         sync: SyncMode::Always,
         storage: Storage::new(fs.clone()),
+        ..Options::default()
     };
     let db = std::path::Path::new("/a/b/db");
     let engine = Engine::open_with(db, &common::shapes()[0].1, options).unwrap();
@@ -109,6 +112,7 @@ fn creating_a_database_fsyncs_every_new_directorys_parent() {
     let after = Options {
         sync: SyncMode::Always,
         storage: Storage::new(fs.recover()),
+        ..Options::default()
     };
     let engine = Engine::open_with(db, &common::shapes()[0].1, after).unwrap();
     assert_eq!(engine.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
@@ -197,6 +201,7 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
             let options = Options {
                 sync: SyncMode::Never,
                 storage: Storage::new(failing.clone()),
+                ..Options::default()
             };
             let ctx = format!("{shape}: {kind:?} of {files} from call {nth}");
             let engine = Engine::open_with(&dir, &design, options).unwrap();

@@ -48,8 +48,20 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn run(design: &cosine_design::Design, ops: &[Op]) -> Result<(), TestCaseError> {
+    run_with(design, None, ops)
+}
+
+/// Runs `ops` against an engine of `design` built from `parts` (`None`: the design's own) and a `BTreeMap`.
+fn run_with(
+    design: &cosine_design::Design,
+    parts: Option<cosine_engine::Parts>,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options::with_sync(SyncMode::Never);
+    let opts = Options {
+        parts,
+        ..Options::with_sync(SyncMode::Never)
+    };
     let mut engine = Some(Engine::open_with(dir.path(), design, opts.clone()).unwrap());
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     // a snapshot and the model as it was when the snapshot was taken
@@ -177,5 +189,14 @@ proptest! {
         ops in proptest::collection::vec(op(), 1..400),
     ) {
         run(&design, &ops)?;
+    }
+
+    #[test]
+    fn any_parts_match_btreemap(
+        design in common::design_strategy(),
+        parts in common::parts_strategy(),
+        ops in proptest::collection::vec(op(), 1..400),
+    ) {
+        run_with(&design, Some(parts), &ops)?;
     }
 }

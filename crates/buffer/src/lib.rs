@@ -316,6 +316,27 @@ impl WriteBuffer for HashLogBuffer {
     }
 }
 
+/// Which write buffer to build: the part a design picks ([`BufferKind::build`] is the one place a kind becomes
+/// a buffer). A new kind (FASTER's hybrid log, say) is a variant here, one in [`Buffer`], and the engine's
+/// factory (`cosine_engine::Parts::of`) that maps design values to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BufferKind {
+    /// A sorted skiplist ([`SortedBuffer`]): ordered scans, O(log n) inserts.
+    Sorted,
+    /// A hash-indexed log ([`HashLogBuffer`]): O(1) inserts and lookups, sorted only when scanned or flushed.
+    HashLog,
+}
+
+impl BufferKind {
+    /// An empty buffer of this kind that reports full at `capacity` heap bytes.
+    pub fn build(self, capacity: usize) -> Buffer {
+        match self {
+            BufferKind::Sorted => Buffer::Sorted(SortedBuffer::new(capacity)),
+            BufferKind::HashLog => Buffer::HashLog(HashLogBuffer::new(capacity)),
+        }
+    }
+}
+
 /// The buffer a design asks for (enum dispatch: no virtual call on the lookup path).
 #[allow(clippy::large_enum_variant)] // one buffer per engine; boxing would add an indirection to every access
 pub enum Buffer {

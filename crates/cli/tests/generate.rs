@@ -44,7 +44,8 @@ impl Drop for Proc {
     }
 }
 
-fn start_engine(name: &str, port: u16, data: &Path) -> Proc {
+/// Starts a generated engine; returns it and its first line (what it serves, with its parts).
+fn start_engine(name: &str, port: u16, data: &Path) -> (Proc, String) {
     let mut child = Command::new(shared_target().join("debug").join(name))
         .args(["--bind", &format!("127.0.0.1:{port}"), "--data"])
         .arg(data)
@@ -56,7 +57,7 @@ fn start_engine(name: &str, port: u16, data: &Path) -> Proc {
         .read_line(&mut line)
         .unwrap();
     assert!(line.contains("serving on"), "{line}");
-    Proc(child)
+    (Proc(child), line)
 }
 
 fn client(port: u16) -> redis::Connection {
@@ -77,9 +78,25 @@ fn free_port() -> u16 {
 #[test]
 fn generated_lsm_and_btree_engines_build_start_and_round_trip() {
     let dir = tempfile::tempdir().unwrap();
-    for (name, design) in [
-        ("gen-lsm", "design-lsm.json"),
-        ("gen-btree", "design-btree.json"),
+    for (name, design, class, buffer) in [
+        (
+            "gen-lsm",
+            "design-lsm.json",
+            "class:lsm",
+            "Sorted buffer, Fences index",
+        ),
+        (
+            "gen-btree",
+            "design-btree.json",
+            "class:btree",
+            "Sorted buffer, Fences index",
+        ),
+        (
+            "gen-lsh",
+            "design-lsh.json",
+            "class:lsh",
+            "HashLog buffer, Hash index",
+        ),
     ] {
         let out = dir.path().join(name);
         let design = root().join("examples").join(design);
@@ -98,10 +115,15 @@ fn generated_lsm_and_btree_engines_build_start_and_round_trip() {
             main.contains("pub const DESIGN: Design = Design {"),
             "the design is a compile-time constant"
         );
+        assert!(
+            main.contains("pub const PARTS: Parts = Parts::of(&DESIGN);"),
+            "the parts are picked at compile time by the engine's factory"
+        );
         assert!(out.join("README.md").exists() && out.join(format!("{name}.conf")).exists());
         build(&out);
         let port = free_port();
-        let _engine = start_engine(name, port, &dir.path().join(format!("{name}-data")));
+        let (_engine, banner) = start_engine(name, port, &dir.path().join(format!("{name}-data")));
+        assert!(banner.contains(buffer), "{name} runs other parts: {banner}");
         let mut c = client(port);
         for i in 0..500 {
             let _: () = redis::cmd("SET")
@@ -118,11 +140,6 @@ fn generated_lsm_and_btree_engines_build_start_and_round_trip() {
             assert_eq!(v, Some(format!("v{i}")));
         }
         let info: String = redis::cmd("INFO").query(&mut c).unwrap();
-        let class = if name == "gen-lsm" {
-            "class:lsm"
-        } else {
-            "class:btree"
-        };
         assert!(info.contains(class), "{info}");
     }
     // refusing to overwrite

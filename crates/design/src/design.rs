@@ -24,7 +24,7 @@ pub enum DesignClass {
 
 impl DesignClass {
     /// Algorithm 3: the class from filter memory, the number of cold levels Y, T and the entries per block.
-    pub fn classify(
+    pub const fn classify(
         filter_bytes: u64,
         cold_levels: u32,
         size_ratio: u64,
@@ -180,16 +180,21 @@ impl Design {
     /// index per file, no filters): its recorded class, else Algorithm 3 (no filters and T above the entries
     /// per block) with [`ASSUMED_ENTRY_BYTES`]-byte entries. The engine and the cost model both decide by this
     /// rule, so a design is priced as the shape it runs as.
-    pub fn runs_as_lsh(&self) -> bool {
-        let class = self.class.unwrap_or_else(|| {
-            DesignClass::classify(
-                self.filter_bytes,
-                0,
-                self.size_ratio,
-                (self.block_bytes / ASSUMED_ENTRY_BYTES).max(1),
-            )
-        });
-        class == DesignClass::Lsh
+    /// A `const fn`, so that a generated engine picks its parts at compile time.
+    pub const fn runs_as_lsh(&self) -> bool {
+        let class = match self.class {
+            Some(c) => c,
+            None => {
+                let per_block = self.block_bytes / ASSUMED_ENTRY_BYTES;
+                DesignClass::classify(
+                    self.filter_bytes,
+                    0,
+                    self.size_ratio,
+                    if per_block == 0 { 1 } else { per_block },
+                )
+            }
+        };
+        matches!(class, DesignClass::Lsh)
     }
 
     /// A RocksDB-like leveled LSM-tree (T = 10, K = Z = 1, 10 bits per key, filters per file).

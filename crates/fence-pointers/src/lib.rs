@@ -27,6 +27,17 @@ pub struct BlockHandle {
     pub block: u32,
 }
 
+/// The in-memory index a hot run keeps to find a key's block: the part a design picks. Every file also carries
+/// its fences on disk under a top index, which a cold run reads instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IndexKind {
+    /// [`Fences`]: one lower bound per block, binary-searched (sorted runs of a tree).
+    Fences,
+    /// [`HashIndex`]: a tag per key naming its block (log-structured hash tables); the file carries it as a
+    /// section of its own.
+    Hash,
+}
+
 /// An index section that does not decode.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("fence pointers are invalid: {0}")]

@@ -12,11 +12,13 @@ pub mod error;
 pub mod merge;
 pub mod planner;
 pub mod runfile;
+pub mod shape;
 pub mod simulate;
 pub mod stats;
 pub mod subcompaction;
 pub mod version;
 
+pub use cosine_fence_pointers::IndexKind;
 pub use error::{Error, Result};
 pub use runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions};
 pub use stats::{thread_read_blocks, IoStats, LevelSnapshot};

@@ -14,38 +14,8 @@
 //!
 //! LSH-like designs (T larger than the data can reach) have one level that never fills by bytes.
 
+pub use crate::shape::{FileShape, FileView, LevelShape, LevelView, RunShape, RunView};
 use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
-
-/// A file as the planner sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileView {
-    /// File id (increasing with age).
-    pub id: u64,
-    /// Bytes.
-    pub bytes: u64,
-    /// Smallest key.
-    pub min_key: Vec<u8>,
-    /// Largest key.
-    pub max_key: Vec<u8>,
-}
-
-/// A run as the planner sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunView {
-    /// Run id.
-    pub id: u64,
-    /// Files in key order.
-    pub files: Vec<FileView>,
-}
-
-impl RunView {
-    fn bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.bytes).sum()
-    }
-}
-
-/// A level as the planner sees it: runs newest first.
-pub type LevelView = Vec<RunView>;
 
 /// What to do next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,7 +118,7 @@ impl Policy {
 }
 
 /// The window of `count` adjacent runs (of `runs`, newest first) that the run strategy picks.
-fn pick_window(runs: &LevelView, count: usize, strategy: RunStrategy) -> Vec<u64> {
+fn pick_window<R: RunShape>(runs: &[R], count: usize, strategy: RunStrategy) -> Vec<u64> {
     let n = runs.len();
     let count = count.clamp(1, n);
     let start = match strategy {
@@ -158,10 +128,10 @@ fn pick_window(runs: &LevelView, count: usize, strategy: RunStrategy) -> Vec<u64
             .unwrap_or(n - count),
         RunStrategy::First | RunStrategy::None => n - count,
     };
-    runs[start..start + count].iter().map(|r| r.id).collect()
+    runs[start..start + count].iter().map(|r| r.id()).collect()
 }
 
-fn key_span(f: &FileView) -> u128 {
+fn key_span(f: &impl FileShape) -> u128 {
     let prefix = |k: &[u8]| {
         let mut b = [0u8; 16];
         for (i, x) in k.iter().take(16).enumerate() {
@@ -169,28 +139,28 @@ fn key_span(f: &FileView) -> u128 {
         }
         u128::from_be_bytes(b)
     };
-    prefix(&f.max_key).saturating_sub(prefix(&f.min_key))
+    prefix(f.max_key()).saturating_sub(prefix(f.min_key()))
 }
 
 /// Decides the next compaction.
-pub fn plan(levels: &[LevelView], p: &Policy) -> Plan {
+pub fn plan<L: LevelShape>(levels: &[L], p: &Policy) -> Plan {
     let depth = levels
         .iter()
-        .rposition(|l| !l.is_empty())
+        .rposition(|l| !l.runs().is_empty())
         .map_or(0, |i| i + 1);
     for i in 1..=depth {
-        let level = &levels[i - 1];
+        let level = levels[i - 1].runs();
         if level.is_empty() {
             continue;
         }
         let limit = p.run_limit(i, depth).max(1);
         let last = i == depth;
-        let below_empty = levels.iter().skip(i).all(|l| l.is_empty());
+        let below_empty = levels.iter().skip(i).all(|l| l.runs().is_empty());
         // rule 1: too many runs
         if limit == 1 && level.len() > 1 {
             return Plan::MergeRuns {
                 level: i,
-                runs: level.iter().map(|r| r.id).collect(),
+                runs: level.iter().map(|r| r.id()).collect(),
                 target: i,
                 into: None,
                 drop_tombstones: below_empty,
@@ -219,38 +189,37 @@ pub fn plan(levels: &[LevelView], p: &Policy) -> Plan {
     Plan::Nothing
 }
 
-fn push_down(levels: &[LevelView], p: &Policy, i: usize, depth: usize) -> Plan {
-    let level = &levels[i - 1];
-    let empty = Vec::new();
-    let next = levels.get(i).unwrap_or(&empty);
+fn push_down<L: LevelShape>(levels: &[L], p: &Policy, i: usize, depth: usize) -> Plan {
+    let level = levels[i - 1].runs();
+    let next = levels.get(i).map_or(&[][..], |l| l.runs());
     let next_depth = depth.max(i + 1);
     let next_limit = p.run_limit(i + 1, next_depth).max(1);
-    let below_next_empty = levels.iter().skip(i + 1).all(|l| l.is_empty());
+    let below_next_empty = levels.iter().skip(i + 1).all(|l| l.runs().is_empty());
     if !p.full_at(i) && level.len() == 1 && next.len() <= 1 && next_limit == 1 {
         let run = &level[0];
         let chosen = match p.file_picking {
-            FilePicking::Oldest => run.files.iter().min_by_key(|f| f.id),
-            FilePicking::DenseFp => run.files.iter().min_by_key(|f| key_span(f)),
-            FilePicking::SparseFp => run.files.iter().max_by_key(|f| key_span(f)),
-            FilePicking::ChooseFirst => run.files.first(),
+            FilePicking::Oldest => run.files().iter().min_by_key(|f| f.id()),
+            FilePicking::DenseFp => run.files().iter().min_by_key(|f| key_span(*f)),
+            FilePicking::SparseFp => run.files().iter().max_by_key(|f| key_span(*f)),
+            FilePicking::ChooseFirst => run.files().first(),
         };
         if let Some(f) = chosen {
             let (into, overlapping) = match next.first() {
                 Some(target) => (
-                    Some(target.id),
+                    Some(target.id()),
                     target
-                        .files
+                        .files()
                         .iter()
-                        .filter(|g| g.max_key >= f.min_key && g.min_key <= f.max_key)
-                        .map(|g| g.id)
+                        .filter(|g| g.max_key() >= f.min_key() && g.min_key() <= f.max_key())
+                        .map(|g| g.id())
                         .collect(),
                 ),
                 None => (None, Vec::new()),
             };
             return Plan::MergeFile {
                 level: i,
-                run: run.id,
-                file: f.id,
+                run: run.id(),
+                file: f.id(),
                 into,
                 overlapping,
                 drop_tombstones: below_next_empty,
@@ -258,14 +227,14 @@ fn push_down(levels: &[LevelView], p: &Policy, i: usize, depth: usize) -> Plan {
         }
     }
     let into = if next_limit == 1 {
-        next.first().map(|r| r.id)
+        next.first().map(|r| r.id())
     } else {
         None
     };
     let whole_target = into.is_some() || next.is_empty();
     Plan::MergeRuns {
         level: i,
-        runs: level.iter().map(|r| r.id).collect(),
+        runs: level.iter().map(|r| r.id()).collect(),
         target: i + 1,
         into,
         drop_tombstones: whole_target && below_next_empty,

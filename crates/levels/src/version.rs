@@ -1,6 +1,7 @@
 //! The tree's shape at one moment: levels of runs of files. Immutable; a compaction produces a new version.
 
 use crate::runfile::RunFile;
+use crate::shape::{FileShape, LevelShape, RunShape};
 use std::sync::Arc;
 
 /// A sorted run: non-overlapping files in key order.
@@ -93,5 +94,37 @@ impl Version {
         while self.levels.last().is_some_and(|l| l.runs.is_empty()) {
             self.levels.pop();
         }
+    }
+}
+
+impl FileShape for RunFile {
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn bytes(&self) -> u64 {
+        self.meta.size
+    }
+    fn min_key(&self) -> &[u8] {
+        &self.meta.min_key
+    }
+    fn max_key(&self) -> &[u8] {
+        &self.meta.max_key
+    }
+}
+
+impl RunShape for Run {
+    type File = Arc<RunFile>;
+    fn id(&self) -> u64 {
+        self.id
+    }
+    fn files(&self) -> &[Arc<RunFile>] {
+        &self.files
+    }
+}
+
+impl LevelShape for Level {
+    type Run = Arc<Run>;
+    fn runs(&self) -> &[Arc<Run>] {
+        &self.runs
     }
 }

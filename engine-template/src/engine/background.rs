@@ -37,7 +37,7 @@ impl Inner {
             Role::Flush => !s.frozen.is_empty(),
             Role::Compact => {
                 planner::plan(
-                    &compaction::view(&s.version),
+                    &s.version.levels,
                     &Policy::of(&self.design, self.hot_levels(&s.version)),
                 ) != Plan::Nothing
             }
@@ -104,10 +104,7 @@ impl Inner {
         // compact until the tree matches its design
         while !self.shutdown.load(Ordering::SeqCst) {
             let v = self.state.read().version.clone();
-            let plan = planner::plan(
-                &compaction::view(&v),
-                &Policy::of(&self.design, self.hot_levels(&v)),
-            );
+            let plan = planner::plan(&v.levels, &Policy::of(&self.design, self.hot_levels(&v)));
             if plan == Plan::Nothing {
                 break;
             }
@@ -180,7 +177,7 @@ impl Inner {
         self.flushed_seq.store(last_seq, Ordering::SeqCst);
         {
             let mut s = self.state.write();
-            s.install(nv, &self.design, self.lsh);
+            s.install(nv, &self.design, &self.parts);
             s.frozen.pop();
         }
         self.remove_old_segments(log_number);
@@ -295,7 +292,7 @@ impl Inner {
                 .unwrap_or(s.mem_first_wal)
         };
         self.write_manifest(&nv, log_number, self.flushed_seq.load(Ordering::SeqCst))?;
-        self.state.write().install(nv, &self.design, self.lsh);
+        self.state.write().install(nv, &self.design, &self.parts);
         let live: HashSet<u64> = self
             .state
             .read()

@@ -2,6 +2,7 @@
 //! options (Monkey's bits, file sizes, merge threads) that follow from the design.
 
 use super::*;
+use cosine_levels::IndexKind;
 
 /// Where fence pointers live: how many levels count as hot, and per level how many of its newest runs keep
 /// their fences and filters in memory.
@@ -65,16 +66,17 @@ impl Inner {
 
     pub(super) fn set_residency(&self, v: &Version) -> Result<()> {
         let r = self.residency(v);
-        let filters = self.design.filter_bytes > 0 && !self.lsh;
+        let filters = self.parts.filtered();
         for (i, (level, resident)) in v.levels.iter().zip(&r.resident_runs).enumerate() {
             for (j, run) in level.runs.iter().enumerate() {
                 for (k, f) in run.files.iter().enumerate() {
                     let in_budget = j < *resident
                         || r.partial
                             .is_some_and(|(pi, pj, n)| (pi, pj) == (i, j) && k < n);
-                    // files of an LSH design without a hash index (written by another design before an
-                    // adaptation) stay cold
-                    let hot = in_budget && (!self.lsh || f.has_hash_index());
+                    // files without a hash index when the parts keep one (written by another design before
+                    // an adaptation) stay cold
+                    let hot =
+                        in_budget && (self.parts.index != IndexKind::Hash || f.has_hash_index());
                     f.set_residency(hot, filters)?;
                 }
             }
@@ -109,7 +111,7 @@ impl Inner {
         .max(v.depth() as u32)
         .max(level as u32)
         .max(1);
-        let bits = if d.filter_bytes == 0 || self.lsh {
+        let bits = if d.filter_bytes == 0 || !self.parts.filtered() {
             0.0
         } else {
             let per_level = cosine_filters::bits_per_key_per_level(
@@ -141,8 +143,8 @@ impl Inner {
         WriterOptions {
             block_bytes: d.block_bytes as usize,
             bits_per_key: bits,
-            granularity: d.filter_granularity,
-            hash_index: self.lsh,
+            granularity: self.parts.filter.unwrap_or(d.filter_granularity),
+            index: self.parts.index,
         }
     }
 
@@ -159,8 +161,10 @@ impl Inner {
     /// file. Without filters (LSH designs) files stay bounded, and so does what writing one holds in memory
     /// (its fences and hash-index entries until the file is finished).
     pub(super) fn file_bytes(&self) -> u64 {
-        let filtered = self.design.filter_bytes > 0 && !self.lsh;
-        if filtered && self.design.filter_granularity == FilterGranularity::Run {
+        if self.design.filter_bytes > 0
+            && self.parts.filtered()
+            && self.parts.filter == Some(FilterGranularity::Run)
+        {
             u64::MAX
         } else {
             self.design.file_bytes

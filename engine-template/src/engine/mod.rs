@@ -15,10 +15,11 @@ use write::check_sizes;
 
 use crate::error::{io, Error, Result};
 use crate::manifest::{self, Manifest, RunRecord};
+use crate::parts::Parts;
 use crate::stats::{LevelStats, MemoryStats, Stats};
 use crate::storage::Storage;
 use crate::wal::{self, SyncMode, WalWriter};
-use cosine_buffer::{Buffer, HashLogBuffer, SortedBuffer, WriteBuffer};
+use cosine_buffer::{Buffer, WriteBuffer};
 use cosine_design::{Design, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use cosine_levels::compaction::{self, file_path, Output};
 use cosine_levels::merge::{EntryIter, MergeIter, RunIter, Source};
@@ -48,8 +49,11 @@ const MAX_BITS_PER_KEY: f64 = 40.0;
 pub struct Options {
     /// When the write-ahead log is fsynced.
     pub sync: SyncMode,
-    /// Where the write-ahead log is written: the file system, or a backend that injects faults in tests.
+    /// Where every file of the engine is written: the file system, or a backend that injects faults in tests.
     pub storage: Storage,
+    /// The parts to build the engine from; `None` (the default) takes the design's, [`Parts::of`]. Other parts
+    /// run correctly but are not what the cost model priced.
+    pub parts: Option<Parts>,
 }
 
 impl Options {
@@ -99,8 +103,8 @@ impl State {
     }
 
     /// Installs a new version and records whether its level 1 lags the design.
-    fn install(&mut self, v: Version, design: &Design, lsh: bool) {
-        self.backlog = level1_backlog(design, lsh, &v);
+    fn install(&mut self, v: Version, design: &Design, parts: &Parts) {
+        self.backlog = level1_backlog(design, parts, &v);
         self.version = Arc::new(v);
     }
 }
@@ -108,18 +112,19 @@ impl State {
 /// Whether level 1 holds more than `STALL_EXTRA_RUNS` runs beyond what the design allows it, or half again
 /// the bytes at which it should have been merged down (its fences would outgrow M_FP and every lookup would
 /// pay for the backlog). Computed once per installed version, not per write.
-fn level1_backlog(d: &Design, lsh: bool, v: &Version) -> bool {
-    !lsh && v.levels.first().is_some_and(|l1| {
-        let bytes: u64 = l1
-            .runs
-            .iter()
-            .flat_map(|r| r.files.iter())
-            .map(|f| f.meta.size)
-            .sum();
-        let merge_at = (d.size_ratio * d.flush_bytes()) as f64 * d.merge_threshold;
-        l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
-            || bytes as f64 > 1.5 * merge_at
-    })
+fn level1_backlog(d: &Design, parts: &Parts, v: &Version) -> bool {
+    parts.wait_for_level1
+        && v.levels.first().is_some_and(|l1| {
+            let bytes: u64 = l1
+                .runs
+                .iter()
+                .flat_map(|r| r.files.iter())
+                .map(|f| f.meta.size)
+                .sum();
+            let merge_at = (d.size_ratio * d.flush_bytes()) as f64 * d.merge_threshold;
+            l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
+                || bytes as f64 > 1.5 * merge_at
+        })
 }
 
 struct Writer {
@@ -130,7 +135,7 @@ struct Writer {
 struct Inner {
     dir: PathBuf,
     design: Design,
-    lsh: bool,
+    parts: Parts,
     opts: Options,
     state: RwLock<State>,
     writer: Mutex<Writer>,
@@ -177,21 +182,11 @@ pub struct Engine {
     workers: Mutex<Vec<JoinHandle<()>>>,
 }
 
-/// Whether the design runs as a log-structured hash table ([`Design::runs_as_lsh`], the one rule the cost model
-/// applies too).
-fn is_lsh(design: &Design) -> bool {
-    design.runs_as_lsh()
-}
-
-/// A write buffer of the design's [`Design::flush_bytes`] heap bytes (half of M_B: the other half is for the
-/// buffer being flushed).
-fn new_buffer(design: &Design, lsh: bool) -> Arc<Buffer> {
+/// A write buffer of the parts' kind and the design's [`Design::flush_bytes`] heap bytes (half of M_B: the
+/// other half is for the buffer being flushed).
+fn new_buffer(design: &Design, parts: &Parts) -> Arc<Buffer> {
     let cap = design.flush_bytes().min(usize::MAX as u64) as usize;
-    Arc::new(if lsh {
-        Buffer::HashLog(HashLogBuffer::new(cap))
-    } else {
-        Buffer::Sorted(SortedBuffer::new(cap))
-    })
+    Arc::new(parts.buffer.build(cap))
 }
 
 fn parse_id(name: &str, ext: &str) -> Option<u64> {
@@ -208,6 +203,11 @@ impl Engine {
     /// The design the engine runs with.
     pub fn design(&self) -> &Design {
         &self.inner.design
+    }
+
+    /// The parts the engine is built from ([`Parts::of`] its design, unless [`Options::parts`] said otherwise).
+    pub fn parts(&self) -> &Parts {
+        &self.inner.parts
     }
 
     /// Stores `value` under `key`. Returns once the write is in the log as the sync mode promises; readers
@@ -315,7 +315,7 @@ impl Engine {
         self.inner.wait_for(|s| {
             s.frozen.is_empty() && {
                 let p = Policy::of(&self.inner.design, self.inner.hot_levels(&s.version));
-                planner::plan(&compaction::view(&s.version), &p) == Plan::Nothing
+                planner::plan(&s.version.levels, &p) == Plan::Nothing
             }
         })
     }

@@ -51,7 +51,7 @@ impl Engine {
         storage.sync_dir(&parent).map_err(io(&parent))?;
         storage.sync_dir(&dir).map_err(io(&dir))?;
         let stats = Arc::new(IoStats::default());
-        let lsh = is_lsh(design);
+        let parts = opts.parts.unwrap_or(Parts::of(design));
         // ids in use on disk, so that new files never collide with leftovers
         let mut max_id = 0u64;
         let mut wal_ids = Vec::new();
@@ -118,7 +118,7 @@ impl Engine {
         let mut replayed: Vec<(u64, Arc<Buffer>)> = Vec::new();
         for (i, id) in live_wals.iter().enumerate() {
             if i == 0 || i > shared {
-                replayed.push((*id, new_buffer(design, lsh)));
+                replayed.push((*id, new_buffer(design, &parts)));
             }
             let Some((_, buffer)) = replayed.last() else {
                 continue;
@@ -153,7 +153,7 @@ impl Engine {
         let wal = WalWriter::create(&opts.storage, &dir, wal_id, 0)?;
         let (mem_first_wal, mem) = replayed
             .pop()
-            .unwrap_or_else(|| (wal_id, new_buffer(design, lsh)));
+            .unwrap_or_else(|| (wal_id, new_buffer(design, &parts)));
         let frozen: Vec<Frozen> = replayed
             .into_iter()
             .rev()
@@ -167,14 +167,14 @@ impl Engine {
         let inner = Arc::new(Inner {
             dir: dir.clone(),
             design: design.clone(),
-            lsh,
+            parts,
             opts,
             state: RwLock::new(State {
                 mem,
                 mem_writers: Arc::new(AtomicUsize::new(0)),
                 mem_first_wal,
                 frozen,
-                backlog: level1_backlog(design, lsh, &version),
+                backlog: level1_backlog(design, &parts, &version),
                 version: Arc::new(version),
             }),
             writer: Mutex::new(Writer {

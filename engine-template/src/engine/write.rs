@@ -334,7 +334,7 @@ impl Inner {
         };
         self.synced_lsn.fetch_max(lsn, Ordering::SeqCst);
         let mut s = self.state.write();
-        let old = std::mem::replace(&mut s.mem, new_buffer(&self.design, self.lsh));
+        let old = std::mem::replace(&mut s.mem, new_buffer(&self.design, &self.parts));
         let writers = std::mem::replace(&mut s.mem_writers, Arc::new(AtomicUsize::new(0)));
         let first = std::mem::replace(&mut s.mem_first_wal, id);
         s.frozen.insert(

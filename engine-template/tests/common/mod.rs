@@ -99,3 +99,20 @@ pub fn design_strategy() -> impl proptest::strategy::Strategy<Value = Design> {
     });
     prop_oneof![5 => lsm, 1 => lsh].prop_filter("valid designs only", |d| d.validate().is_ok())
 }
+
+/// Any combination of parts, whatever the design would pick: the template must run every one correctly.
+pub fn parts_strategy() -> impl proptest::strategy::Strategy<Value = cosine_engine::Parts> {
+    use cosine_engine::parts::{BufferKind, IndexKind, Parts};
+    use proptest::prelude::*;
+    (0usize..2, 0usize..2, 0usize..4, any::<bool>()).prop_map(|(b, i, f, wait)| Parts {
+        buffer: [BufferKind::Sorted, BufferKind::HashLog][b],
+        index: [IndexKind::Fences, IndexKind::Hash][i],
+        filter: [
+            None,
+            Some(FilterGranularity::File),
+            Some(FilterGranularity::Block),
+            Some(FilterGranularity::Run),
+        ][f],
+        wait_for_level1: wait,
+    })
+}

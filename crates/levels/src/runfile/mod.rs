@@ -27,7 +27,8 @@ use crate::error::{io, Error, Result};
 use crate::stats::IoStats;
 use cosine_design::FilterGranularity;
 use cosine_fence_pointers::{
-    fence_after, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, Locate, TopIndex,
+    fence_after, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, IndexKind, Locate,
+    TopIndex,
 };
 use cosine_filters::{block_item, FileFilter, KeyFilter};
 use cosine_storage::{ReadFile, Storage, WriteFile};
@@ -52,8 +53,9 @@ pub struct WriterOptions {
     pub bits_per_key: f64,
     /// Filter granularity.
     pub granularity: FilterGranularity,
-    /// Build a hash index (LSH-like designs).
-    pub hash_index: bool,
+    /// The in-memory index the file is built for: [`IndexKind::Hash`] writes a hash-index section too
+    /// (log-structured hash tables); every file has its fences on disk.
+    pub index: IndexKind,
 }
 
 /// Facts about a finished file, kept in the manifest.

@@ -6,7 +6,11 @@ fn opts(bits: f64, g: FilterGranularity, hash: bool) -> WriterOptions {
         block_bytes: 256,
         bits_per_key: bits,
         granularity: g,
-        hash_index: hash,
+        index: if hash {
+            IndexKind::Hash
+        } else {
+            IndexKind::Fences
+        },
     }
 }
 

@@ -109,7 +109,7 @@ impl RunFileWriter {
                     h
                 });
         }
-        if self.opts.hash_index {
+        if self.opts.index == IndexKind::Hash {
             self.hashes.push((stable_hash(key), self.block_count));
         }
         if self.block.len() >= self.opts.block_bytes {
@@ -194,7 +194,7 @@ impl RunFileWriter {
             Some(f) => self.write_section(&f.encode())?,
             None => (self.offset, 0),
         };
-        let hash_sec = if self.opts.hash_index {
+        let hash_sec = if self.opts.index == IndexKind::Hash {
             let mut pairs = std::mem::take(&mut self.hashes);
             let mut enc = Vec::new();
             HashIndex::encode_pairs(&mut pairs, self.fences.handles(), &mut enc);
