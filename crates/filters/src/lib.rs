@@ -11,6 +11,7 @@
 
 use bloomfilter::Bloom;
 use cosine_design::shape::{monkey_bits_per_key, RunGroup};
+use cosine_design::FilterGranularity;
 use cosine_fence_pointers::stable_hash;
 use thiserror::Error;
 
@@ -168,6 +169,47 @@ pub enum FileFilter {
     PerBlock(Vec<Option<KeyFilter>>),
 }
 
+/// Builds one file's filter as its keys are written, in key order: the one place a [`FilterGranularity`] becomes
+/// a [`FileFilter`]. A new kind of filter is a variant of [`FileFilter`] (its probe, encoding and memory) and its
+/// arm here; the run-file writer only hands over each key and its block.
+pub struct FilterBuilder {
+    granularity: FilterGranularity,
+    bits_per_key: f64,
+    /// The keys' stable hashes (mixed with their block numbers for block granularity): 8 bytes a key until
+    /// the filter is built.
+    items: Vec<u64>,
+}
+
+impl FilterBuilder {
+    /// A builder for `bits_per_key` bits a key at `granularity`, or `None` when there are no bits (no filter).
+    pub fn new(granularity: FilterGranularity, bits_per_key: f64) -> Option<Self> {
+        (bits_per_key > 0.0).then(|| FilterBuilder {
+            granularity,
+            bits_per_key,
+            items: Vec::new(),
+        })
+    }
+
+    /// Adds a key (its [`stable_hash`]) written to data block `block`.
+    pub fn add(&mut self, key_hash: u64, block: u32) {
+        self.items.push(match self.granularity {
+            FilterGranularity::Block => block_item(key_hash, block),
+            FilterGranularity::File | FilterGranularity::Run => key_hash,
+        });
+    }
+
+    /// The finished filter (`None` for a file without keys).
+    pub fn finish(self) -> Option<FileFilter> {
+        match self.granularity {
+            FilterGranularity::Block => KeyFilter::build_per_block(&self.items, self.bits_per_key),
+            FilterGranularity::File | FilterGranularity::Run => {
+                KeyFilter::build_hashed(&self.items, self.bits_per_key)
+            }
+        }
+        .map(FileFilter::Whole)
+    }
+}
+
 /// Heap bytes of a Bloom filter's bit map beyond its bits (the `bloomfilter` crate's header: version, k, seed).
 const BLOOM_HEADER_BYTES: usize = 1 + 8 + 4 + 32;
 
@@ -310,6 +352,37 @@ pub fn bits_per_key_per_level(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_builder_makes_the_granularitys_filter() {
+        let keys: Vec<Vec<u8>> = (0..2_000u32).map(|i| i.to_be_bytes().to_vec()).collect();
+        let block = |i: usize| (i / 100) as u32;
+        assert!(FilterBuilder::new(FilterGranularity::File, 0.0).is_none());
+        for g in [
+            FilterGranularity::File,
+            FilterGranularity::Run,
+            FilterGranularity::Block,
+        ] {
+            let mut b = FilterBuilder::new(g, 10.0).unwrap();
+            for (i, k) in keys.iter().enumerate() {
+                b.add(stable_hash(k), block(i));
+            }
+            let f = b.finish().unwrap();
+            // a block filter answers for (key, block) pairs only, so it cannot answer before the block is known
+            assert_eq!(f.is_whole_file(), g != FilterGranularity::Block, "{g:?}");
+            for (i, k) in keys.iter().enumerate() {
+                assert!(
+                    f.may_contain(k, Some(block(i) as usize)),
+                    "{g:?}: a false negative"
+                );
+            }
+            // about 1% false positives at 10 bits a key, on keys never added
+            let fp = (10_000..30_000u32)
+                .filter(|i| f.may_contain(&i.to_be_bytes(), Some(3)))
+                .count();
+            assert!(fp < 600, "{g:?}: {fp} false positives of 20,000");
+        }
+    }
 
     #[test]
     fn no_false_negatives_and_about_the_expected_fpr() {

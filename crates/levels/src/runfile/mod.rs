@@ -30,7 +30,7 @@ use cosine_fence_pointers::{
     fence_after, stable_hash, BlockHandle, BlockLocator, Fences, HashIndex, IndexKind, Locate,
     TopIndex,
 };
-use cosine_filters::{block_item, FileFilter, KeyFilter};
+use cosine_filters::{FileFilter, FilterBuilder};
 use cosine_storage::{ReadFile, Storage, WriteFile};
 use parking_lot::RwLock;
 use std::path::{Path, PathBuf};

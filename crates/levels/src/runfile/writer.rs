@@ -17,9 +17,8 @@ pub struct RunFileWriter {
     block_count: u32,
     block_fence: Option<Vec<u8>>,
     fences: Fences,
-    /// The file's keys as its filter's items (their stable hashes, mixed with their block numbers for
-    /// per-block filters): 8 bytes a key until the filter is built.
-    all_hashes: Vec<u64>,
+    /// The file's filter, built as keys are added (none without filter bits).
+    filter: Option<FilterBuilder>,
     /// (key hash, block) of every key, for the hash index (LSH designs; 16 bytes a key until the file is
     /// finished, a file being at most the design's file size).
     hashes: Vec<(u64, u32)>,
@@ -46,7 +45,7 @@ impl RunFileWriter {
             block_count: 0,
             block_fence: None,
             fences: Fences::new(),
-            all_hashes: Vec::new(),
+            filter: FilterBuilder::new(opts.granularity, opts.bits_per_key),
             hashes: Vec::new(),
             entries: 0,
             tombstones: 0,
@@ -100,14 +99,8 @@ impl RunFileWriter {
             self.min_key = Some(key.to_vec());
         }
         self.max_key = key.to_vec();
-        if self.opts.bits_per_key > 0.0 {
-            let h = stable_hash(key);
-            self.all_hashes
-                .push(if self.opts.granularity == FilterGranularity::Block {
-                    block_item(h, self.block_count)
-                } else {
-                    h
-                });
+        if let Some(f) = &mut self.filter {
+            f.add(stable_hash(key), self.block_count);
         }
         if self.opts.index == IndexKind::Hash {
             self.hashes.push((stable_hash(key), self.block_count));
@@ -179,17 +172,7 @@ impl RunFileWriter {
         let mut enc = Vec::new();
         top.encode(&mut enc);
         let top_sec = self.write_section(&enc)?;
-        let filter = if self.opts.bits_per_key <= 0.0 {
-            None
-        } else {
-            let items = std::mem::take(&mut self.all_hashes);
-            if self.opts.granularity == FilterGranularity::Block {
-                KeyFilter::build_per_block(&items, self.opts.bits_per_key)
-            } else {
-                KeyFilter::build_hashed(&items, self.opts.bits_per_key)
-            }
-            .map(FileFilter::Whole)
-        };
+        let filter = self.filter.take().and_then(FilterBuilder::finish);
         let filter_sec = match filter {
             Some(f) => self.write_section(&f.encode())?,
             None => (self.offset, 0),
