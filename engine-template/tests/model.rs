@@ -155,6 +155,89 @@ fn run_with(
     Ok(())
 }
 
+/// Parses one line of `tests/regressions/model.txt`: the operations as proptest's `Debug` printed them.
+fn parse_ops(text: &str) -> Vec<Op> {
+    let body = text.trim().trim_start_matches('[').trim_end_matches(']');
+    let mut ops = Vec::new();
+    let mut rest = body.trim();
+    while !rest.is_empty() {
+        let name_end = rest
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(rest.len());
+        let name = &rest[..name_end];
+        rest = &rest[name_end..];
+        let mut args = "";
+        if rest.starts_with('(') {
+            // arguments up to the matching parenthesis (a value's bytes are one bracketed list)
+            let close = rest.find(')').expect("an argument list is closed");
+            args = &rest[1..close];
+            rest = &rest[close + 1..];
+        }
+        rest = rest.trim_start().trim_start_matches(',').trim_start();
+        let (nums, bytes) = match args.split_once('[') {
+            Some((n, b)) => (n, Some(b.trim_end_matches(']'))),
+            None => (args, None),
+        };
+        let n: Vec<u64> = nums
+            .split(',')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(|x| x.parse().expect("a number"))
+            .collect();
+        let value = || -> Vec<u8> {
+            bytes
+                .unwrap_or("")
+                .split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(|x| x.parse().expect("a byte"))
+                .collect()
+        };
+        ops.push(match name {
+            "Put" => Op::Put(n[0] as u16, value()),
+            "Delete" => Op::Delete(n[0] as u16),
+            "Get" => Op::Get(n[0] as u16),
+            "Scan" => Op::Scan(n[0] as u16, n[1] as u16, n[2] as usize),
+            "Rmw" => Op::Rmw(n[0] as u16),
+            "Flush" => Op::Flush,
+            "Reopen" => Op::Reopen,
+            "Range" => Op::Range(n[0] as u16, n[1] as u16),
+            "Snapshot" => Op::Snapshot,
+            "ReadSnapshot" => Op::ReadSnapshot(n[0] as u16),
+            other => panic!("unknown operation {other}"),
+        });
+    }
+    ops
+}
+
+/// Every shrunk failure proptest ever found, replayed by name on every shape (proptest's own seed file replays
+/// a failure only while the strategies that drew it stay unchanged).
+#[test]
+fn shrunk_failures_stay_fixed() {
+    let text = include_str!("regressions/model.txt");
+    let mut replayed = 0;
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (name, ops) = line.split_once(": ").expect("name: ops");
+        let ops = parse_ops(ops);
+        let names = [
+            "Put(", "Delete(", "Get(", "Scan(", "Rmw(", "Flush", "Reopen", "Range(", "Snapshot",
+        ];
+        let written: usize = names.iter().map(|n| line.matches(n).count()).sum();
+        assert_eq!(ops.len(), written, "{name}: every operation parsed");
+        for (shape, design) in common::shapes() {
+            run(&design, &ops).unwrap_or_else(|e| panic!("{name} on {shape}: {e}"));
+        }
+        replayed += 1;
+    }
+    assert!(
+        replayed >= 2,
+        "the regression file holds the shrunk failures"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, max_shrink_iters: 200, ..ProptestConfig::default() })]
 
