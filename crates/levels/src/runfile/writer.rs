@@ -111,17 +111,36 @@ impl RunFileWriter {
         Ok(())
     }
 
+    /// Appends `payload` and its checksum. Small sections gather in `out`, which never grows past
+    /// [`WRITE_CHUNK`]: it is written out before a section would overflow it (extending past its capacity would
+    /// double it, and every writer alive at once, a flush's and each subcompaction's, would hold twice the
+    /// memory the design's allowance counts). A section larger than the chunk is written straight through.
     pub(super) fn write_section(&mut self, payload: &[u8]) -> Result<(u64, u32)> {
         let off = self.offset;
-        self.out.extend_from_slice(payload);
-        self.out.extend_from_slice(&crc(payload).to_le_bytes());
-        let len = payload.len() as u64 + 4;
-        self.offset += len;
-        if self.out.len() >= WRITE_CHUNK {
+        let checksum = crc(payload).to_le_bytes();
+        let len = payload.len() + checksum.len();
+        if self.out.len() + len > WRITE_CHUNK {
+            self.write_out()?;
+        }
+        if len > WRITE_CHUNK {
+            self.file.append(payload).map_err(io(&self.path))?;
+            self.file.append(&checksum).map_err(io(&self.path))?;
+        } else {
+            self.out.extend_from_slice(payload);
+            self.out.extend_from_slice(&checksum);
+        }
+        self.offset += len as u64;
+        debug_assert!(self.out.capacity() <= WRITE_CHUNK, "the write chunk grew");
+        Ok((off, len as u32))
+    }
+
+    /// Hands the gathered sections to the file.
+    fn write_out(&mut self) -> Result<()> {
+        if !self.out.is_empty() {
             self.file.append(&self.out).map_err(io(&self.path))?;
             self.out.clear();
         }
-        Ok((off, len as u32))
+        Ok(())
     }
 
     pub(super) fn flush_block(&mut self) -> Result<()> {
@@ -211,9 +230,12 @@ impl RunFileWriter {
         let c = crc(&footer);
         footer.extend_from_slice(&c.to_le_bytes());
         debug_assert_eq!(footer.len(), FOOTER_LEN);
+        if self.out.len() + footer.len() > WRITE_CHUNK {
+            self.write_out()?;
+        }
         self.out.extend_from_slice(&footer);
         self.offset += footer.len() as u64;
-        self.file.append(&self.out).map_err(io(&self.path))?;
+        self.write_out()?;
         self.out = Vec::new();
         self.file.sync().map_err(io(&self.path))?;
         Ok(FileMeta {
