@@ -161,12 +161,15 @@ fn build_tree(
     let flush = quirks.flush_bytes(design);
     let eb = flush / shape.entry_bytes;
     // a level is pushed down once it holds θ of its capacity: the tree is as deep as one of θ-sized levels
-    let theta = if quirks.merge_threshold_ignored {
-        1.0
+    // (the fixed model's base is the engine's own, `Design::level_base_bytes`)
+    let base = if quirks.merge_threshold_ignored {
+        flush
+    } else if quirks.whole_buffer_flushes {
+        flush * design.merge_threshold.clamp(0.01, 1.0)
     } else {
-        design.merge_threshold.clamp(0.01, 1.0)
+        design.level_base_bytes()
     };
-    let l = layout::level_count(shape.effective_entries, shape.entry_bytes, flush * theta, t);
+    let l = layout::level_count(shape.effective_entries, shape.entry_bytes, base, t);
     let (mut y, fence_bytes, filter_bytes) = if quirks.fence_sum_bug {
         let split = layout::memory_split(
             (design.filter_bytes + design.fence_bytes) as f64,
@@ -292,6 +295,44 @@ fn steady_state(tree: &mut Tree, writes: bool, effective_entries: f64, fill: f64
     }
     if l >= 1 {
         tree.alpha_entries[l] = tree.run_entries[l].min(effective_entries / tree.runs[l].max(1.0));
+    }
+}
+
+/// The runs a tiered level holds over its fill cycle, as the engine's planner makes them (a level is pushed
+/// down when it holds its run limit or θ of its capacity, the last level merges once it passes Z): runs
+/// arrive whole, a flush at level 1 and one push from above below it, so a level above the last that is
+/// pushed down at its n-th run holds (n − 1)/2 runs on average, each one arrival's entries; the last level
+/// holds its entries (what the levels above do not) in runs of one push each, up to Z. Leveled levels
+/// (one run) keep [`steady_state`]'s half-full run.
+fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64) {
+    let l = tree.l as usize;
+    if l == 0 {
+        return;
+    }
+    let h = tree.last_hot() as usize;
+    // entries of one run arriving at the level: a flush at level 1
+    let mut arriving = tree.eb;
+    let mut above = 0.0;
+    for i in 1..l {
+        let limit = if i < h { tree.k } else { tree.z };
+        let capacity = tree.eb * tree.t.powi(i as i32) * fill;
+        if limit > 1.0 {
+            let n = limit.min((capacity / arriving).ceil()).max(1.0);
+            tree.runs[i] = ((n - 1.0) / 2.0).round().max(1.0);
+            tree.run_entries[i] = arriving;
+            tree.alpha_entries[i] = arriving;
+            arriving *= n;
+        } else {
+            arriving = capacity;
+        }
+        above += tree.runs[i] * tree.alpha_entries[i];
+    }
+    if tree.z > 1.0 {
+        let last = (effective_entries - above).max(arriving.min(effective_entries));
+        let runs = (last / arriving).round().clamp(1.0, tree.z);
+        tree.runs[l] = runs;
+        tree.run_entries[l] = last / runs;
+        tree.alpha_entries[l] = last / runs;
     }
 }
 
@@ -811,6 +852,9 @@ impl DistributionAware {
                 design.merge_threshold.clamp(0.01, 1.0)
             };
             steady_state(&mut tree, writes(workload), shape.effective_entries, fill);
+            if !q.tiered_levels_full_of_runs {
+                cycle_runs(&mut tree, shape.effective_entries, fill);
+            }
         }
         let class = match DesignClass::classify(
             filter_bytes.round() as u64,
@@ -1026,6 +1070,44 @@ mod tests {
         }
         .evaluate(d, w)
         .unwrap()
+    }
+
+    #[test]
+    fn a_tiered_last_level_holds_the_runs_its_entries_fill() {
+        // T = 32, K = Z = 31 without filters, fences in memory: each run of the last level is one push of level
+        // 1 (31 flushes), so the data fills a few of its 31 runs; a lookup that reaches it probes those, not 31
+        let mut d = lsm(32, 31, 31, 0.0);
+        d.filter_bytes = 0;
+        d.class = None;
+        let w = workload(OperationMix {
+            lookup: 1.0,
+            ..OperationMix::default()
+        });
+        let flush = d.flush_bytes() as f64 / 128.0;
+        let pushes = N as f64 / (31.0 * flush);
+        assert!(pushes > 2.0 && pushes < 20.0, "{pushes} pushes");
+        let fixed = eval(&d, &w);
+        let full = eval_with(
+            ReferenceQuirks {
+                tiered_levels_full_of_runs: true,
+                ..ReferenceQuirks::NONE
+            },
+            &d,
+            &w,
+        );
+        // a lookup without filters reads a block of every run it passes: level 1's (15 on average, it is
+        // pushed down at its 31st) and about half the last level's, not 31 and 31/2
+        assert!(
+            full.per_op.lookup > 1.6 * fixed.per_op.lookup,
+            "{} against {}",
+            full.per_op.lookup,
+            fixed.per_op.lookup
+        );
+        assert!(
+            fixed.per_op.lookup < 15.0 + pushes / 2.0 + 2.0,
+            "{} for {pushes} runs",
+            fixed.per_op.lookup
+        );
     }
 
     #[test]

@@ -267,10 +267,18 @@ fn a_crash_during_recovery_leaves_a_store_that_opens() {
             Engine::open_with(DIR, design, options(&image.recover(), SyncMode::Always)).unwrap();
         read_all(&engine)
     };
+    let mut fired = 0;
     for k in 0..40 {
         let fs = image.recover();
         fs.crash_after(k);
-        let _ = Engine::open_with(DIR, design, options(&fs, SyncMode::Always));
+        let opened = Engine::open_with(DIR, design, options(&fs, SyncMode::Always));
+        if fs.crashed() {
+            fired += 1;
+        } else {
+            // an opening that needs fewer calls than k is not crashed: it must simply work
+            assert!(opened.is_ok(), "an uncrashed opening failed at k = {k}");
+        }
+        drop(opened);
         let engine = Engine::open_with(DIR, design, options(&fs.recover(), SyncMode::Always))
             .unwrap_or_else(|e| {
                 panic!("a crash at call {k} of an opening left a store that does not open: {e}")
@@ -281,6 +289,7 @@ fn a_crash_during_recovery_leaves_a_store_that_opens() {
             "crash at call {k} of an opening"
         );
     }
+    assert!(fired >= 10, "only {fired} of 40 openings were crashed");
 }
 
 /// Group commit under crashes: three writers on keys of their own share the log's fsyncs, the storage crashes

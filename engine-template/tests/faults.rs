@@ -209,14 +209,18 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
             // the i-th write's key: the 4,000 keys in a scattered order
             let key_of = |i: u32| format!("key{:05}", (i * 7919) % 4000);
             let mut acked = 0u32;
+            let mut read_errors = 0;
             for i in 0..4000u32 {
                 let key = key_of(i);
                 if kind == FaultKind::Read && i % 10 == 0 {
                     // reads of written keys, which may reach the failing run files
                     for j in (0..acked).step_by(97) {
                         let k = key_of(j);
-                        if let Ok(v) = engine.get(k.as_bytes()) {
-                            assert_eq!(v, Some(value(j).into_bytes()), "{ctx}: a wrong read");
+                        match engine.get(k.as_bytes()) {
+                            Ok(v) => {
+                                assert_eq!(v, Some(value(j).into_bytes()), "{ctx}: a wrong read")
+                            }
+                            Err(_) => read_errors += 1,
                         }
                     }
                 }
@@ -226,7 +230,14 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
                 acked = i + 1;
             }
             assert!(failing.calls() >= nth, "{ctx}: the fault never hit");
-            if kind != FaultKind::Read {
+            if kind == FaultKind::Read {
+                // a failed read reached a reader as an error, or a merge that met it poisoned the engine
+                let poisoned = matches!(engine.put(b"after", b"x"), Err(Error::Poisoned(_)));
+                assert!(
+                    read_errors > 0 || poisoned,
+                    "{ctx}: a failed read surfaced nowhere"
+                );
+            } else {
                 // a background failure poisons the engine (the thread that met it records it at once)
                 let poisoned = (0..200).any(|_| {
                     let refused = matches!(engine.put(b"after", b"x"), Err(Error::Poisoned(_)));

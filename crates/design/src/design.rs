@@ -293,6 +293,13 @@ impl Design {
         (self.buffer_bytes / Self::WRITE_BUFFERS).max(1)
     }
 
+    /// Bytes a level is pushed down at, per T^i of its capacity: a flush's bytes times the merge threshold θ
+    /// (level i is merged down once it holds θ·(M_B/2)·T^i). The tree's depth is counted over this base, by
+    /// the engine (for Monkey's bits) and the cost model alike ([`crate::shape::level_count`]).
+    pub fn level_base_bytes(&self) -> f64 {
+        self.flush_bytes() as f64 * self.merge_threshold.clamp(0.01, 1.0)
+    }
+
     /// Total memory the design asks for: M_B + M_BF + M_FP.
     pub fn memory_bytes(&self) -> u64 {
         self.buffer_bytes

@@ -184,8 +184,9 @@ mod tests {
     use crate::planner::{plan, Policy};
     use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
 
-    /// Flushes `n` buffers through plan and apply, each buffer a run over the whole key space.
-    fn simulate(d: &Design, n: usize) -> Vec<LevelView> {
+    /// Flushes `n` buffers through plan and apply, each buffer a run over the whole key space, with the top
+    /// `hot` levels hot (K runs) and the rest cold (Z runs).
+    fn simulate(d: &Design, n: usize, hot: usize) -> Vec<LevelView> {
         let mut levels: Vec<LevelView> = Vec::new();
         let mut ids = Ids::default();
         for _ in 0..n {
@@ -196,8 +197,7 @@ mod tests {
             levels[0].insert(0, run);
             for step in 0.. {
                 assert!(step < 10_000, "the planner never settles on {d:?}");
-                // every level hot: the shape's run limits are K above the last level, Z at it
-                let p = plan(&levels, &Policy::of(d, usize::MAX));
+                let p = plan(&levels, &Policy::of(d, hot));
                 if p == Plan::Nothing {
                     break;
                 }
@@ -208,8 +208,8 @@ mod tests {
     }
 
     /// Checks the settled tree after `n` flushes; returns (the tree's depth, the model's level count).
-    fn check(name: &str, d: &Design, n: usize) -> (usize, usize) {
-        let levels = simulate(d, n);
+    fn check(name: &str, d: &Design, n: usize, hot: usize) -> (usize, usize) {
+        let levels = simulate(d, n, hot);
         let data = n as f64 * d.flush_bytes() as f64;
         let bytes: u64 = levels
             .iter()
@@ -236,7 +236,7 @@ mod tests {
             "{name}: {depth} levels, the model's tree has {model} (T = {}, {n} flushes)",
             d.size_ratio
         );
-        let policy = Policy::of(d, usize::MAX);
+        let policy = Policy::of(d, hot);
         for (i, l) in levels.iter().enumerate() {
             let limit = policy.run_limit(i + 1, depth).max(1);
             assert!(
@@ -269,6 +269,7 @@ mod tests {
             ("tiered", Design::tiered(4, 2 * mib, mib, mib)),
             ("btree-like", partial),
             ("hybrid", hybrid),
+            ("lsh-like", Design::lsh_like(2 * mib, mib)),
         ]
     }
 
@@ -277,7 +278,7 @@ mod tests {
         for (name, mut d) in presets() {
             d.file_bytes = 1 << 20;
             for n in [1, 3, 5, 17, 60, 150] {
-                let (depth, model) = check(name, &d, n);
+                let (depth, model) = check(name, &d, n, usize::MAX);
                 // the presets (T ≥ 4) settle into the model's depth exactly
                 assert_eq!(depth, model, "{name}: {n} flushes");
             }
@@ -319,7 +320,9 @@ mod tests {
             d.file_bytes = [1u64 << 20, 2 << 20][next(2) as usize];
             d.validate().unwrap();
             let n = 1 + next(150) as usize;
-            let (depth, model) = check(&format!("random #{case} {d:?}"), &d, n);
+            // every level hot (K runs above the last), or only level 1 (Z runs below it)
+            let hot = [usize::MAX, 1][case % 2];
+            let (depth, model) = check(&format!("random #{case} hot {hot} {d:?}"), &d, n, hot);
             // from T = 3 on the last level holds most of the data and the depths agree exactly
             assert!(
                 t == 2 || depth == model,

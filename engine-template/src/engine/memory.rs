@@ -105,7 +105,7 @@ impl Inner {
         let levels = cosine_design::shape::level_count(
             entries as f64,
             entry_bytes,
-            d.flush_bytes() as f64,
+            d.level_base_bytes(),
             d.size_ratio as f64,
         )
         .max(v.depth() as u32)

@@ -121,7 +121,7 @@ fn level1_backlog(d: &Design, parts: &Parts, v: &Version) -> bool {
                 .flat_map(|r| r.files.iter())
                 .map(|f| f.meta.size)
                 .sum();
-            let merge_at = (d.size_ratio * d.flush_bytes()) as f64 * d.merge_threshold;
+            let merge_at = Policy::of(d, 1).capacity(1) * d.merge_threshold;
             l1.runs.len() as u64 > d.hot_runs.max(d.cold_runs) + STALL_EXTRA_RUNS
                 || bytes as f64 > 1.5 * merge_at
         })

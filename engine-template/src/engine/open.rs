@@ -10,38 +10,8 @@ impl Engine {
         design.validate()?;
         let dir = dir.as_ref().to_path_buf();
         let storage = opts.storage.clone();
-        if !storage.is_dir(&dir) {
-            // the first ancestor that exists: every directory below it is new, and each new entry must
-            // survive a crash (a relative one-part path's parent is the working directory, `.`)
-            let absolute = std::path::absolute(&dir).map_err(io(&dir))?;
-            let existing = absolute
-                .ancestors()
-                .find(|a| storage.is_dir(a))
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from("/"));
-            storage.create_dir_all(&dir).map_err(io(&dir))?;
-            let mut created: Vec<&Path> = absolute
-                .ancestors()
-                .take_while(|a| *a != existing.as_path())
-                .collect();
-            created.reverse();
-            // fsync each new directory's parent, from the oldest existing one down
-            for d in created {
-                let parent = d.parent().unwrap_or(Path::new("/"));
-                opts.storage.sync_dir(parent).map_err(io(parent))?;
-            }
-        }
-        let lock_path = dir.join("LOCK");
-        let lock = match storage.lock(&lock_path) {
-            Ok(guard) => guard,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(Error::Locked(dir)),
-            Err(e) => {
-                return Err(Error::Io {
-                    path: lock_path,
-                    source: e,
-                })
-            }
-        };
+        create_dirs(&storage, &dir)?;
+        let lock = lock_dir(&storage, &dir)?;
         let stored = manifest::load(&storage, &dir)?;
         // what the manifest says is made durable before files are deleted on its strength: a process killed
         // between a manifest's rename and its directory fsync leaves a manifest visible but not durable. The
@@ -66,35 +36,8 @@ impl Engine {
             }
         }
         wal_ids.sort_unstable();
-        let (mut version, last_seq, log_number, next_id, adapted_from) = match &stored {
-            Some(m) => {
-                let mut levels = Vec::new();
-                for runs in &m.levels {
-                    let mut level = cosine_levels::Level::default();
-                    for r in runs {
-                        let mut files = Vec::new();
-                        for id in &r.files {
-                            files.push(Arc::new(RunFile::open(
-                                &storage,
-                                &file_path(&dir, *id),
-                                *id,
-                            )?));
-                        }
-                        level.runs.push(Arc::new(Run { id: r.id, files }));
-                    }
-                    levels.push(level);
-                }
-                let adapted = (m.design != *design).then(|| m.design.clone());
-                (
-                    Version { levels },
-                    m.last_seq,
-                    m.log_number,
-                    m.next_id.max(max_id + 1),
-                    adapted,
-                )
-            }
-            None => (Version::default(), 0, 0, max_id + 1, None),
-        };
+        let (mut version, last_seq, log_number, next_id, adapted_from) =
+            load_version(&storage, &dir, stored.as_ref(), design, max_id)?;
         version.trim();
         // files of a compaction or flush that never reached the manifest
         let live: HashSet<u64> = version.files().map(|(_, f)| f.id).collect();
@@ -107,29 +50,14 @@ impl Engine {
         // freezes), so each is replayed into a buffer of its own: the older ones frozen for the flusher, the
         // newest active. The write buffers hold no more after a restart than before it (M_B together); a
         // log with more segments than buffers (written under another design) puts its oldest in one.
-        let mut seq = last_seq;
         let live_wals: Vec<u64> = wal_ids
             .iter()
             .copied()
             .filter(|id| *id >= log_number)
             .collect();
-        let shared = live_wals.len().saturating_sub(MAX_FROZEN + 1);
-        // (first segment, buffer), oldest first
-        let mut replayed: Vec<(u64, Arc<Buffer>)> = Vec::new();
-        for (i, id) in live_wals.iter().enumerate() {
-            if i == 0 || i > shared {
-                replayed.push((*id, new_buffer(design, &parts)));
-            }
-            let Some((_, buffer)) = replayed.last() else {
-                continue;
-            };
-            for rec in wal::replay(&storage, &dir, *id, i + 1 == live_wals.len())? {
-                if rec.seq > last_seq {
-                    buffer.insert(rec.key, rec.seq, rec.value);
-                }
-                seq = seq.max(rec.seq);
-            }
-        }
+        let (mut replayed, seq) = replay(&storage, &dir, &live_wals, last_seq, || {
+            new_buffer(design, &parts)
+        })?;
         // what replay serves must be durable before anyone reads it: records a killed process had written but
         // not yet fsynced are fsynced now
         for id in &live_wals {
@@ -205,19 +133,7 @@ impl Engine {
             inner.set_residency(&v)?;
             inner.write_manifest(&v, oldest_wal, last_seq)?;
         }
-        let mut workers = Vec::new();
-        for (role, name) in [
-            (Role::Flush, "cosine-flush"),
-            (Role::Compact, "cosine-compaction"),
-        ] {
-            let bg = inner.clone();
-            workers.push(
-                std::thread::Builder::new()
-                    .name(name.into())
-                    .spawn(move || bg.background(role))
-                    .map_err(io(&dir))?,
-            );
-        }
+        let workers = start_workers(&inner, &dir)?;
         let engine = Engine {
             inner,
             workers: Mutex::new(workers),
@@ -230,4 +146,136 @@ impl Engine {
         }
         Ok(engine)
     }
+}
+
+/// Creates `dir` and every missing ancestor, fsyncing each new directory's parent so the new entries survive a
+/// crash.
+fn create_dirs(storage: &Storage, dir: &Path) -> Result<()> {
+    if !storage.is_dir(dir) {
+        // the first ancestor that exists: every directory below it is new, and each new entry must
+        // survive a crash (a relative one-part path's parent is the working directory, `.`)
+        let absolute = std::path::absolute(dir).map_err(io(dir))?;
+        let existing = absolute
+            .ancestors()
+            .find(|a| storage.is_dir(a))
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        storage.create_dir_all(dir).map_err(io(dir))?;
+        let mut created: Vec<&Path> = absolute
+            .ancestors()
+            .take_while(|a| *a != existing.as_path())
+            .collect();
+        created.reverse();
+        // fsync each new directory's parent, from the oldest existing one down
+        for d in created {
+            let parent = d.parent().unwrap_or(Path::new("/"));
+            storage.sync_dir(parent).map_err(io(parent))?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes the directory's `LOCK` (flock): one engine per directory.
+fn lock_dir(storage: &Storage, dir: &Path) -> Result<Box<dyn std::any::Any + Send + Sync>> {
+    let lock_path = dir.join("LOCK");
+    match storage.lock(&lock_path) {
+        Ok(guard) => Ok(guard),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(Error::Locked(dir.to_path_buf()))
+        }
+        Err(e) => Err(Error::Io {
+            path: lock_path,
+            source: e,
+        }),
+    }
+}
+
+/// The tree the manifest records (every run file opened and verified), its last flushed sequence number, its
+/// first live log segment, the next file id and the design it was written with when that is not `design`.
+fn load_version(
+    storage: &Storage,
+    dir: &Path,
+    stored: Option<&Manifest>,
+    design: &Design,
+    max_id: u64,
+) -> Result<(Version, u64, u64, u64, Option<Design>)> {
+    Ok(match stored {
+        Some(m) => {
+            let mut levels = Vec::new();
+            for runs in &m.levels {
+                let mut level = cosine_levels::Level::default();
+                for r in runs {
+                    let mut files = Vec::new();
+                    for id in &r.files {
+                        files.push(Arc::new(RunFile::open(storage, &file_path(dir, *id), *id)?));
+                    }
+                    level.runs.push(Arc::new(Run { id: r.id, files }));
+                }
+                levels.push(level);
+            }
+            let adapted = (m.design != *design).then(|| m.design.clone());
+            (
+                Version { levels },
+                m.last_seq,
+                m.log_number,
+                m.next_id.max(max_id + 1),
+                adapted,
+            )
+        }
+        None => (Version::default(), 0, 0, max_id + 1, None),
+    })
+}
+
+/// Buffers rebuilt from the log: (the first segment of each, the buffer), oldest first.
+type Replayed = Vec<(u64, Arc<Buffer>)>;
+
+/// Replays the live log segments (oldest first) into buffers made by `new_buffer`: each segment holds one
+/// buffer's records (the log rotates when a buffer freezes), so each is replayed into a buffer of its own, the
+/// older ones to be frozen for the flusher and the newest active. The write buffers hold no more after a
+/// restart than before it (M_B together); a log with more segments than buffers (written under another
+/// design) puts its oldest in one. Returns (first segment, buffer) oldest first, and the highest sequence
+/// number seen.
+fn replay(
+    storage: &Storage,
+    dir: &Path,
+    live_wals: &[u64],
+    last_seq: u64,
+    new_buffer: impl Fn() -> Arc<Buffer>,
+) -> Result<(Replayed, u64)> {
+    let mut seq = last_seq;
+    let shared = live_wals.len().saturating_sub(MAX_FROZEN + 1);
+    let mut replayed: Replayed = Vec::new();
+    for (i, id) in live_wals.iter().enumerate() {
+        if i == 0 || i > shared {
+            replayed.push((*id, new_buffer()));
+        }
+        let Some((_, buffer)) = replayed.last() else {
+            continue;
+        };
+        for rec in wal::replay(storage, dir, *id, i + 1 == live_wals.len())? {
+            if rec.seq > last_seq {
+                buffer.insert(rec.key, rec.seq, rec.value);
+            }
+            seq = seq.max(rec.seq);
+        }
+    }
+    Ok((replayed, seq))
+}
+
+/// Starts the flush and the compaction thread.
+fn start_workers(inner: &Arc<Inner>, dir: &Path) -> Result<Vec<JoinHandle<()>>> {
+    let mut workers = Vec::new();
+    for (role, name) in [
+        (Role::Flush, "cosine-flush"),
+        (Role::Compact, "cosine-compaction"),
+    ] {
+        let bg = inner.clone();
+        workers.push(
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || bg.background(role))
+                .map_err(io(dir))?,
+        );
+    }
+    Ok(workers)
 }

@@ -28,7 +28,8 @@ impl BufferCursor {
             next: start.map(<[u8]>::to_vec),
             end: end.map(<[u8]>::to_vec),
             chunk: Vec::new().into_iter(),
-            batch: limit.saturating_add(1).max(16),
+            // a scan's limit (and one more) in one page when it is small; never more than a bounded page
+            batch: limit.saturating_add(1).clamp(16, MAX_PAGE),
             exhausted: false,
         }
     }

@@ -61,7 +61,7 @@ pub fn design_strategy() -> impl proptest::strategy::Strategy<Value = Design> {
     let lsm = (
         (2u64..12, 1u64..12, 1u64..12),
         (1u64..8, 0u64..8, 0u64..4),
-        (0usize..3, 0usize..3, 0usize..4, 0usize..2, 0usize..3),
+        (0usize..3, 0usize..3, 0usize..4, 0usize..3, 0usize..3),
         (1u32..3, 1u32..4, 0usize..3, 0usize..3),
     )
         .prop_map(
@@ -81,7 +81,11 @@ pub fn design_strategy() -> impl proptest::strategy::Strategy<Value = Design> {
                     FilePicking::SparseFp,
                     FilePicking::ChooseFirst,
                 ][p];
-                d.filter_granularity = [FilterGranularity::File, FilterGranularity::Block][g];
+                d.filter_granularity = [
+                    FilterGranularity::File,
+                    FilterGranularity::Block,
+                    FilterGranularity::Run,
+                ][g];
                 d.merge_threshold = [0.5, 0.75, 1.0][m];
                 d.full_compaction_levels = full;
                 d.threads = threads;

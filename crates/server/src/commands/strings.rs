@@ -93,11 +93,11 @@ impl Db {
             let cur = tryr!(self.engine.get(k));
             if let Some(v) = cur {
                 if v.first() == Some(&ZSET) {
+                    // streamed: a sorted set of any size is deleted in bounded memory
                     for prefix in [store::zscore_prefix(k), store::zmember_prefix(k)] {
-                        let entries = tryr!(self
-                            .engine
-                            .scan(prefix.clone()..store::prefix_end(&prefix), usize::MAX));
-                        for (ik, _) in entries {
+                        let end = store::prefix_end(&prefix);
+                        for entry in tryr!(self.engine.range(prefix..end)) {
+                            let (ik, _) = tryr!(entry);
                             tryr!(self.engine.delete(&ik));
                         }
                     }

@@ -77,13 +77,15 @@ impl Db {
             Ok(false) => Reply::Integer(0),
             Err(r) => r,
             Ok(true) => {
+                // counted as the members stream by, in bounded memory
                 let prefix = store::zmember_prefix(key);
-                Reply::Integer(
-                    tryr!(self
-                        .engine
-                        .scan(prefix.clone()..store::prefix_end(&prefix), usize::MAX))
-                    .len() as i64,
-                )
+                let end = store::prefix_end(&prefix);
+                let mut n = 0i64;
+                for entry in tryr!(self.engine.range(prefix..end)) {
+                    tryr!(entry);
+                    n += 1;
+                }
+                Reply::Integer(n)
             }
         }
     }
