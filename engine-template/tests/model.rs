@@ -220,22 +220,68 @@ fn shrunk_failures_stay_fixed() {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
     {
-        let (name, ops) = line.split_once(": ").expect("name: ops");
-        let ops = parse_ops(ops);
+        let (head, ops_text) = line.split_once(": [").expect("name: [ops]");
+        let ops = parse_ops(&format!("[{ops_text}"));
         let names = [
             "Put(", "Delete(", "Get(", "Scan(", "Rmw(", "Flush", "Reopen", "Range(", "Snapshot",
         ];
-        let written: usize = names.iter().map(|n| line.matches(n).count()).sum();
-        assert_eq!(ops.len(), written, "{name}: every operation parsed");
-        for (shape, design) in common::shapes() {
-            run(&design, &ops).unwrap_or_else(|e| panic!("{name} on {shape}: {e}"));
+        let written: usize = names.iter().map(|n| ops_text.matches(n).count()).sum();
+        assert_eq!(ops.len(), written, "{head}: every operation parsed");
+        // a failure of the random-design or random-parts tests names its design (JSON) and parts
+        let (name, design) = match head.split_once(" design=") {
+            Some((name, rest)) => (name, Some(rest)),
+            None => (head, None),
+        };
+        match design.map(|d| d.split_once(" parts=").unwrap_or((d, ""))) {
+            Some((json, parts)) => {
+                let design: cosine_design::Design =
+                    serde_json::from_str(json).expect("a design's JSON");
+                let parts = (!parts.is_empty()).then(|| parse_parts(parts));
+                run_with(&design, parts, &ops).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            None => {
+                for (shape, design) in common::shapes() {
+                    run(&design, &ops).unwrap_or_else(|e| panic!("{name} on {shape}: {e}"));
+                }
+            }
         }
         replayed += 1;
     }
     assert!(
-        replayed >= 2,
+        replayed >= 3,
         "the regression file holds the shrunk failures"
     );
+}
+
+/// Parts written as `buffer,index,filter,wait` (e.g. `HashLog,Fences,Block,true`; filter `None` for none).
+fn parse_parts(text: &str) -> cosine_engine::Parts {
+    use cosine_design::FilterGranularity;
+    use cosine_engine::parts::{BufferKind, IndexKind, Parts};
+    let f: Vec<&str> = text.trim().split(',').map(str::trim).collect();
+    let kind = |i: usize, a: &str, b: &str| match f.get(i) {
+        Some(x) if *x == a || *x == b => *x == a,
+        other => panic!("part {i} must be {a} or {b}, not {other:?}"),
+    };
+    Parts {
+        buffer: if kind(0, "HashLog", "Sorted") {
+            BufferKind::HashLog
+        } else {
+            BufferKind::Sorted
+        },
+        index: if kind(1, "Hash", "Fences") {
+            IndexKind::Hash
+        } else {
+            IndexKind::Fences
+        },
+        filter: match f.get(2).copied() {
+            Some("File") => Some(FilterGranularity::File),
+            Some("Block") => Some(FilterGranularity::Block),
+            Some("Run") => Some(FilterGranularity::Run),
+            Some("None") => None,
+            other => panic!("filter must be File, Block, Run or None, not {other:?}"),
+        },
+        wait_for_level1: kind(3, "true", "false"),
+    }
 }
 
 proptest! {

@@ -6,9 +6,11 @@
 //!   block.
 //! * Cold levels keep them on disk as index blocks, like B-tree internal nodes; only a small top index (the
 //!   lowest fence of every index block) stays in memory, so a lookup reads one index block, then one data block.
-//! * [`HashIndex`]: for LSH-like designs, a hash of every key to its block, in memory.
+//! * [`HashIndex`]: for LSH-like designs, a 32-bit tag of every key and its block, in memory: candidate blocks,
+//!   walked until one holds the key (tags may collide).
 //!
-//! All three answer [`BlockLocator::locate`]. Encodings are little-endian; the run file checksums them.
+//! Fences and the top index answer [`BlockLocator::locate`]. Encodings are little-endian; the run file checksums
+//! them.
 #![deny(missing_docs)]
 // a library reports failures as typed errors; unit tests may unwrap
 #![deny(clippy::unwrap_used)]
@@ -54,7 +56,9 @@ pub enum Locate {
     Absent,
 }
 
-/// The seam between a file and its index: hot fences, a cold top index, or a hash index.
+/// What names the one block that may hold a key: hot fences, or a cold top index (which names an index block
+/// first). A hash index names candidates instead ([`HashIndex::blocks`]); the run file's `Locator` enum is the
+/// seam over all three.
 pub trait BlockLocator: Send + Sync {
     /// Where `key` may be.
     fn locate(&self, key: &[u8]) -> Locate;
@@ -414,16 +418,11 @@ impl HashIndex {
 /// Bytes of memory per key of [`HashIndex`]: a 4-byte tag and a 4-byte block number.
 pub const HASH_INDEX_BYTES_PER_KEY: usize = 8;
 
-/// As a [`BlockLocator`] a hash index names only its first candidate block; a reader that must find the key
-/// whatever tags collide walks [`HashIndex::blocks`] instead (the run file does).
-impl BlockLocator for HashIndex {
-    fn locate(&self, key: &[u8]) -> Locate {
-        match self.blocks(key).next() {
-            Some(h) => Locate::Block(h),
-            None => Locate::Absent,
-        }
-    }
-    fn memory_bytes(&self) -> usize {
+// A hash index is not a [`BlockLocator`]: tags collide, so it names candidate blocks ([`HashIndex::blocks`]),
+// which a reader must walk until one holds the key, where a locator names the one block.
+impl HashIndex {
+    /// Bytes of memory held: 4-byte tags and block numbers, and the block handles.
+    pub fn memory_bytes(&self) -> usize {
         (self.tags.capacity() + self.blocks.capacity()) * 4
             + self.handles.capacity() * std::mem::size_of::<BlockHandle>()
     }
@@ -513,7 +512,7 @@ mod tests {
         let mut enc = Vec::new();
         HashIndex::encode_pairs(&mut pairs, &handles, &mut enc);
         let back = HashIndex::decode(&enc).unwrap();
-        assert_eq!(back.locate(&55u32.to_le_bytes()), Locate::Block(h(5)));
+        assert_eq!(back.blocks(&55u32.to_le_bytes()).next(), Some(h(5)));
         assert!(HashIndex::decode(&enc[..enc.len() - 3]).is_err());
         assert_eq!(back, idx);
         // eight bytes per key and sixteen per block, nothing more
