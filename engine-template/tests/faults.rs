@@ -192,6 +192,7 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
         (FaultKind::Rename, "MANIFEST.tmp", 2),
         (FaultKind::SyncDir, "/db", 5),
         (FaultKind::Read, ".run", 40),
+        (FaultKind::Open, ".run", 3),
     ];
     for (shape, design) in common::shapes() {
         for (kind, files, nth) in cases {
@@ -271,5 +272,62 @@ fn a_failed_flush_or_compaction_leaves_the_store_readable_and_reopenable() {
             }
             engine.close().unwrap();
         }
+    }
+}
+
+/// Removals that fail (obsolete run files and log segments) cost disk space, never data: the engine goes on,
+/// unpoisoned, and a reopen on healthy storage clears what was left. An opening whose listing, lock or file
+/// opening fails returns the error (no panic, nothing changed), and the next healthy opening finds every write.
+#[test]
+fn failed_removals_and_failed_openings_lose_nothing() {
+    for (shape, design) in common::shapes() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("db");
+        let failing = std::sync::Arc::new(Failing::from_nth(FaultKind::Remove, 1));
+        let options = Options {
+            sync: SyncMode::Never,
+            storage: Storage::new(failing.clone()),
+            ..Options::default()
+        };
+        let engine = Engine::open_with(&dir, &design, options).unwrap();
+        let value = |i: u32| format!("value-{i}-{}", "v".repeat((i % 40) as usize));
+        for i in 0..3000u32 {
+            let k = format!("key{:05}", (i * 7919) % 3000);
+            engine.put(k.as_bytes(), value(i).as_bytes()).unwrap();
+        }
+        engine.flush().unwrap();
+        engine.wait_for_compactions().unwrap();
+        assert!(failing.calls() > 0, "{shape}: nothing was removed");
+        engine.put(b"after", b"x").unwrap();
+        engine.close().unwrap();
+        let check = |engine: &Engine, ctx: &str| {
+            for i in 0..3000u32 {
+                let k = format!("key{:05}", (i * 7919) % 3000);
+                assert_eq!(
+                    engine.get(k.as_bytes()).unwrap(),
+                    Some(value(i).into_bytes()),
+                    "{shape} {ctx}: {k}"
+                );
+            }
+        };
+        for (kind, files) in [
+            (FaultKind::List, "/db"),
+            (FaultKind::Lock, "LOCK"),
+            (FaultKind::Open, ".run"),
+            (FaultKind::Open, ".wal"),
+        ] {
+            let options = Options {
+                sync: SyncMode::Never,
+                storage: Storage::new(Failing::from_nth(kind, 1).on_files(files)),
+                ..Options::default()
+            };
+            assert!(
+                Engine::open_with(&dir, &design, options).is_err(),
+                "{shape}: an opening whose {kind:?} of {files} fails must say so"
+            );
+        }
+        let engine = common::open_unsynced(&dir, &design).unwrap();
+        check(&engine, "after failed removals and openings");
+        engine.close().unwrap();
     }
 }

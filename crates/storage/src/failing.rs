@@ -22,6 +22,16 @@ pub enum FaultKind {
     SyncDir,
     /// `ReadFile::read_exact_at`.
     Read,
+    /// `Fs::open_append` and `Fs::open_read` (an existing file).
+    Open,
+    /// `Fs::remove`.
+    Remove,
+    /// `Fs::list`.
+    List,
+    /// `WriteFile::set_len`.
+    SetLen,
+    /// `Fs::lock`.
+    Lock,
 }
 
 struct Counter {
@@ -132,6 +142,9 @@ impl WriteFile for FailingWrite {
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
+        if let Some(c) = &self.counter {
+            c.fault(FaultKind::SetLen)?;
+        }
         self.file.set_len(len)
     }
 
@@ -174,10 +187,12 @@ impl<F: Fs> Fs for Failing<F> {
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Arc<dyn WriteFile>> {
+        self.fault(FaultKind::Open, path)?;
         Ok(self.wrap(path, self.inner.open_append(path)?))
     }
 
     fn open_read(&self, path: &Path) -> io::Result<Arc<dyn ReadFile>> {
+        self.fault(FaultKind::Open, path)?;
         Ok(Arc::new(FailingRead {
             file: self.inner.open_read(path)?,
             counter: self.aims_at(path).then(|| self.counter.clone()),
@@ -190,10 +205,12 @@ impl<F: Fs> Fs for Failing<F> {
     }
 
     fn remove(&self, path: &Path) -> io::Result<()> {
+        self.fault(FaultKind::Remove, path)?;
         self.inner.remove(path)
     }
 
     fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.fault(FaultKind::List, dir)?;
         self.inner.list(dir)
     }
 
@@ -211,6 +228,7 @@ impl<F: Fs> Fs for Failing<F> {
     }
 
     fn lock(&self, path: &Path) -> io::Result<Box<dyn Any + Send + Sync>> {
+        self.fault(FaultKind::Lock, path)?;
         self.inner.lock(path)
     }
 }
@@ -242,6 +260,28 @@ mod tests {
         assert!(run.sync().is_err());
         log.sync().unwrap();
         assert_eq!(fs.calls(), 1);
+    }
+
+    #[test]
+    fn every_kind_fails_its_own_call() {
+        let fs = crate::MemFs::new();
+        let file = fs.create(Path::new("/f"), true).unwrap();
+        file.append(b"abc").unwrap();
+        file.sync().unwrap();
+        fs.sync_dir(Path::new("/")).unwrap();
+        let failing = |kind| Failing::over(fs.clone(), kind, 1, false);
+        let p = Path::new("/f");
+        assert!(failing(FaultKind::Open).open_read(p).is_err());
+        assert!(failing(FaultKind::Open).open_append(p).is_err());
+        assert!(failing(FaultKind::Remove).remove(p).is_err());
+        assert!(failing(FaultKind::List).list(Path::new("/")).is_err());
+        assert!(failing(FaultKind::Lock).lock(Path::new("/LOCK")).is_err());
+        let f = failing(FaultKind::SetLen);
+        assert!(f.open_append(p).unwrap().set_len(1).is_err());
+        // a kind fails nothing else
+        let f = failing(FaultKind::Remove);
+        assert!(f.open_read(p).is_ok() && f.list(Path::new("/")).is_ok());
+        assert_eq!(f.calls(), 0);
     }
 
     #[test]
