@@ -298,6 +298,51 @@ fn steady_state(tree: &mut Tree, writes: bool, effective_entries: f64, fill: f64
     }
 }
 
+/// Older versions a tiered last level (Z > 1) keeps: each run arriving there holds one push of writes, and
+/// runs merge only once the level passes Z runs (its oldest two, into the run holding the distinct keys), so
+/// up to Z − 1 arrivals of updates stay beside it. The updates are the workload's operations times its update
+/// share, less those a write buffer absorbed (a buffer keeps one version of a key however often it is written
+/// while it fills). One arrival is what the levels above push down at, over the distinct keys' tree.
+fn retained_versions(
+    design: &Design,
+    workload: &Workload,
+    shape: &DataShape,
+    parts: &[KeyPart],
+    q: &ReferenceQuirks,
+) -> f64 {
+    let (t, k, z) = (
+        design.size_ratio as f64,
+        design.hot_runs as f64,
+        design.cold_runs as f64,
+    );
+    let m = &workload.mix;
+    let updates = workload.operations as f64 * (m.blind_update + m.rmw);
+    if z <= 1.0 || updates <= 0.0 {
+        return 0.0;
+    }
+    let eb = (q.flush_bytes(design) / shape.entry_bytes).max(1.0);
+    let kept = writes_to_fill(parts, eb).map_or(1.0, |w| (eb / w.max(eb)).clamp(0.0, 1.0));
+    let kept = if kept > 0.0 { kept } else { 1.0 };
+    let fill = design.merge_threshold.clamp(0.01, 1.0);
+    let l = layout::level_count(
+        shape.effective_entries,
+        shape.entry_bytes,
+        design.level_base_bytes(),
+        t,
+    );
+    // one arrival at the last level: a flush when it is level 1, else what level L − 1 is pushed down at
+    let mut arriving = eb;
+    for i in 1..l {
+        let capacity = eb * t.powi(i as i32) * fill;
+        arriving = if k > 1.0 {
+            arriving * k.min((capacity / arriving).ceil()).max(1.0)
+        } else {
+            capacity
+        };
+    }
+    (updates * kept).min((z - 1.0) * arriving)
+}
+
 /// The runs a tiered level holds over its fill cycle, as the engine's planner makes them (a level is pushed
 /// down when it holds its run limit or θ of its capacity, the last level merges once it passes Z): runs
 /// arrive whole, a flush at level 1 and one push from above below it, so a level above the last that is
@@ -844,16 +889,22 @@ impl DistributionAware {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let btree_hint = design.filter_bytes == 0;
-        let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &shape, q, btree_hint);
+        // the entries the tree stores: the distinct keys, and the versions a tiered last level keeps
+        let mut stored = shape;
+        if !q.distinct_keys_only {
+            stored.effective_entries +=
+                retained_versions(design, workload, &shape, &keys.parts(), q);
+        }
+        let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &stored, q, btree_hint);
         if !q.full_buffer {
             let fill = if q.merge_threshold_ignored {
                 1.0
             } else {
                 design.merge_threshold.clamp(0.01, 1.0)
             };
-            steady_state(&mut tree, writes(workload), shape.effective_entries, fill);
+            steady_state(&mut tree, writes(workload), stored.effective_entries, fill);
             if !q.tiered_levels_full_of_runs {
-                cycle_runs(&mut tree, shape.effective_entries, fill);
+                cycle_runs(&mut tree, stored.effective_entries, fill);
             }
         }
         let class = match DesignClass::classify(
@@ -1108,6 +1159,43 @@ mod tests {
             "{} for {pushes} runs",
             fixed.per_op.lookup
         );
+    }
+
+    #[test]
+    fn versions_a_tiered_last_level_keeps_deepen_the_tree() {
+        // T = 32, K = 1, Z = 31: five million distinct keys fit level 1 (8.4 million a flush of 262k entries
+        // times T), but under updates its runs keep up to 30 flushes of versions beside the distinct keys, and
+        // the level is pushed down: level 1 then merges in place, leveled, and a write pays for it
+        let d = lsm(32, 1, 31, 10.0);
+        let mut w = workload(OperationMix {
+            lookup: 0.5,
+            blind_update: 0.5,
+            ..OperationMix::default()
+        });
+        w.entries = 5_000_000;
+        w.operations = 50_000_000;
+        let fixed = eval(&d, &w);
+        let distinct = eval_with(
+            ReferenceQuirks {
+                distinct_keys_only: true,
+                ..ReferenceQuirks::NONE
+            },
+            &d,
+            &w,
+        );
+        assert_eq!((distinct.levels, fixed.levels), (1, 2));
+        assert!(
+            fixed.per_op.blind_update > 2.0 * distinct.per_op.blind_update,
+            "{} against {}",
+            fixed.per_op.blind_update,
+            distinct.per_op.blind_update
+        );
+        // without updates there are no versions to keep
+        w.mix = OperationMix {
+            lookup: 1.0,
+            ..OperationMix::default()
+        };
+        assert_eq!(eval(&d, &w).levels, 1);
     }
 
     #[test]
