@@ -1058,14 +1058,16 @@ impl DistributionAware {
             // merges whole spans the key space, so every lookup that passes it probes its runs (a filter
             // false positive, or a block without filters, plus the index when cold); a level that partial
             // compaction feeds file by file holds the contiguous key ranges it has not pushed down yet, so
-            // only the lookups whose key it holds touch it.
+            // only the lookups whose key it holds touch it, unless it holds several runs.
             let mut above = 0.0;
             for i in 1..=l {
                 let iu = i as usize;
                 let cold_share = 1.0 - (tree.resident[iu] / tree.runs[iu].max(1e-12)).min(1.0);
                 let own = 1.0 + tree.index_cost[iu] * cold_share;
                 lookup += layout::data_share(i, l, t) * (above + own);
-                if merged_whole(i) {
+                // (a level of several runs spans the key space whatever the compaction: each run is a whole
+                // flush or merge)
+                if spans[iu] {
                     above += tree.pass_level(iu);
                 }
             }
