@@ -555,16 +555,21 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool]) -> Option<f64> {
         if !spans[i] {
             continue;
         }
+        // one probe cost for the whole level unless it is partly resident (the arithmetic as before, to the
+        // last bit, for whole levels and the reference quirks)
+        let uniform = tree.resident[i] <= 0.0 || tree.resident[i] >= tree.runs[i];
+        let level_p = tree.pass(i, 1.0);
+        if uniform && level_p == 0.0 {
+            continue;
+        }
         let mut level = 0.0;
         for r in 1..=runs {
-            let p = tree.pass(i, r as f64);
-            if p == 0.0 {
-                continue;
-            }
+            let p = if uniform { 1.0 } else { tree.pass(i, r as f64) };
             let before = la[0] + prefix[i] + scaled(r as f64, la[i]);
             let after = scaled((runs - r) as f64, la[i]) + suffix[i];
             level += p * before.exp() * -after.exp_m1();
         }
+        let level = if uniform { level_p * level } else { level };
         cost += level / q;
     }
     Some(cost)
