@@ -1001,11 +1001,11 @@ impl DistributionAware {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let btree_hint = design.filter_bytes == 0;
+        let parts = keys.parts();
         // the entries the tree stores: the distinct keys, and the versions a tiered last level keeps
         let mut stored = shape;
         if !q.distinct_keys_only {
-            stored.effective_entries +=
-                retained_versions(design, workload, &shape, &keys.parts(), q);
+            stored.effective_entries += retained_versions(design, workload, &shape, &parts, q);
         }
         let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &stored, q, btree_hint);
         if !q.full_buffer {
@@ -1030,7 +1030,6 @@ impl DistributionAware {
             DesignClass::Lsh => DesignClass::Btree,
             c => c,
         };
-        let parts = keys.parts();
         let (t, k, z, l, y, eb) = (tree.t, tree.k, tree.z, tree.l, tree.y, tree.eb);
         let h = tree.last_hot();
         let empty_lookup = if l == 0 {
