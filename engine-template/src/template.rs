@@ -1,9 +1,8 @@
 //! `cosine generate`'s templates (`engine-template/templates/`): a standalone Cargo project whose binary is one
-//! engine with its design fixed at compile time, serving RESP; and, for several VMs, one project per VM type, a
-//! twemproxy (nutcracker) configuration that spreads keys over the shards with consistent hashing (ketama)
-//! weighted by memory, and scripts that start and stop them all.
+//! engine with its design fixed at compile time, serving RESP. (Deployments of several VMs, one such project
+//! per distinct design behind twemproxy, are `cosine-deploy`'s.)
 
-use cosine_design::{Deployment, Design};
+use cosine_design::Design;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -151,113 +150,6 @@ pub fn generate(design: &Design, out: &Path, g: &Generate) -> std::io::Result<()
     std::fs::write(out.join("README.md"), fill(README, &pairs))?;
     std::fs::write(out.join(format!("{}.conf", g.name)), fill(CONF, &pairs))?;
     std::fs::write(out.join("design.json"), design.to_json() + "\n")?;
-    Ok(())
-}
-
-/// twemproxy weights: each shard's memory in GiB, at least 1.
-pub fn weights(d: &Deployment) -> Vec<u64> {
-    d.shards
-        .iter()
-        .map(|s| ((s.memory_bytes as f64 / (1u64 << 30) as f64).round() as u64).max(1))
-        .collect()
-}
-
-/// Writes a deployment: `engines/<name>-<k>/` (one project per distinct design), `nutcracker.yml`, `start.sh`,
-/// `stop.sh` and a README. Shard i listens on `base_port + i`; the proxy on `proxy_port`.
-pub fn generate_deployment(
-    d: &Deployment,
-    out: &Path,
-    g: &Generate,
-    base_port: u16,
-    proxy_port: u16,
-) -> std::io::Result<()> {
-    let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
-    if d.shards.is_empty() {
-        return Err(bad("a deployment needs at least one shard".into()));
-    }
-    if out.exists() && std::fs::read_dir(out)?.next().is_some() {
-        return Err(bad(format!("{} exists and is not empty", out.display())));
-    }
-    std::fs::create_dir_all(out)?;
-    // one engine project per distinct design
-    let mut designs: Vec<&Design> = Vec::new();
-    let mut engine_of = Vec::new();
-    for s in &d.shards {
-        let i = match designs.iter().position(|x| **x == s.design) {
-            Some(i) => i,
-            None => {
-                designs.push(&s.design);
-                designs.len() - 1
-            }
-        };
-        engine_of.push(i);
-    }
-    for (k, design) in designs.iter().enumerate() {
-        let name = format!("{}-{k}", g.name);
-        let sub = Generate {
-            name: name.clone(),
-            data: format!("data/{name}"),
-            ..g.clone()
-        };
-        generate(design, &out.join("engines").join(&name), &sub)?;
-    }
-    let w = weights(d);
-    let mut yml = String::from("# twemproxy (nutcracker): consistent hashing over the Cosine shards, weighted by VM memory\n");
-    let _ = writeln!(yml, "cosine:\n  listen: 127.0.0.1:{proxy_port}\n  hash: fnv1a_64\n  distribution: ketama\n  redis: true\n  auto_eject_hosts: false\n  preconnect: true\n  timeout: 5000\n  servers:");
-    for (i, s) in d.shards.iter().enumerate() {
-        let _ = writeln!(
-            yml,
-            "   - 127.0.0.1:{}:{} shard-{i}  # {}",
-            base_port as usize + i,
-            w[i],
-            s.vm
-        );
-    }
-    std::fs::write(out.join("nutcracker.yml"), yml)?;
-    let mut start = String::from("#!/usr/bin/env bash\n# Builds the engines, starts one per shard, then twemproxy in front of them.\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nmkdir -p run data\nexport CARGO_TARGET_DIR=\"${CARGO_TARGET_DIR:-$PWD/target}\"\n");
-    for k in 0..designs.len() {
-        let _ = writeln!(
-            start,
-            "cargo build --release -q --manifest-path engines/{}-{k}/Cargo.toml",
-            g.name
-        );
-    }
-    for (i, s) in d.shards.iter().enumerate() {
-        let name = format!("{}-{}", g.name, engine_of[i]);
-        let _ = writeln!(
-            start,
-            "\"$CARGO_TARGET_DIR/release/{name}\" --bind 127.0.0.1:{} --data data/shard-{i} > run/shard-{i}.log 2>&1 &\necho $! > run/shard-{i}.pid   # {}",
-            base_port as usize + i,
-            s.vm
-        );
-    }
-    let _ = writeln!(start, "for port in {}; do\n  for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done\ndone", (0..d.shards.len()).map(|i| (base_port as usize + i).to_string()).collect::<Vec<_>>().join(" "));
-    let _ = writeln!(start, "nutcracker -c nutcracker.yml > run/nutcracker.log 2>&1 &\necho $! > run/nutcracker.pid\necho \"proxy on 127.0.0.1:{proxy_port}, {} shards\"", d.shards.len());
-    std::fs::write(out.join("start.sh"), start)?;
-    let stop = "#!/usr/bin/env bash\n# Stops the proxy, then each shard (SIGTERM: the engines flush and close).\ncd \"$(dirname \"$0\")\"\nfor f in run/nutcracker.pid run/shard-*.pid; do\n  [ -f \"$f\" ] && kill -TERM \"$(cat \"$f\")\" 2>/dev/null; rm -f \"$f\"\ndone\n";
-    std::fs::write(out.join("stop.sh"), stop)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        for f in ["start.sh", "stop.sh"] {
-            std::fs::set_permissions(out.join(f), std::fs::Permissions::from_mode(0o755))?;
-        }
-    }
-    let mut readme = format!("# {} deployment on {}\n\n{} shards behind twemproxy (`nutcracker.yml`, ketama, weights by memory):\n\n", g.name, d.provider, d.shards.len());
-    for (i, s) in d.shards.iter().enumerate() {
-        let _ = writeln!(
-            readme,
-            "- shard-{i}: {} ({} GiB, weight {}), engine `engines/{}-{}`, port {}",
-            s.vm,
-            s.memory_bytes >> 30,
-            w[i],
-            g.name,
-            engine_of[i],
-            base_port as usize + i
-        );
-    }
-    let _ = writeln!(readme, "\n`./start.sh` builds the engines and starts everything (needs `nutcracker`, Debian package `nutcracker`); clients connect to 127.0.0.1:{proxy_port}; `./stop.sh` stops it.");
-    std::fs::write(out.join("README.md"), readme)?;
     Ok(())
 }
 

@@ -33,6 +33,8 @@ enum Command {
     Serve(crate::serve_cmd::ServeArgs),
     /// Writes a standalone engine project with the design fixed at compile time (or a multi-VM deployment).
     Generate(crate::generate_cmd::GenerateArgs),
+    /// Moves the keys whose shard changes when a deployment grows (copy before the proxy switch, finish after).
+    Rebalance(crate::rebalance_cmd::RebalanceArgs),
     /// YCSB core workloads on the engine: throughput, latency percentiles, I/Os per operation.
     Bench(crate::bench_cmd::BenchArgs),
     /// The model's I/O predictions against the engine's measured I/Os, per design class and workload.
@@ -189,6 +191,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Compare(a) => crate::search_cmd::compare(a),
         Command::Serve(a) => crate::serve_cmd::run(a),
         Command::Generate(a) => crate::generate_cmd::run(a),
+        Command::Rebalance(a) => crate::rebalance_cmd::run(a),
         Command::Bench(a) => crate::bench_cmd::bench(a),
         Command::Validate(a) => crate::validate_cmd::validate(a),
         Command::Calibrate(a) => crate::bench_cmd::calibrate(a),

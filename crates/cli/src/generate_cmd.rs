@@ -2,8 +2,9 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
+use cosine_deploy::{generate_deployment, parse_hosts, place, Layout, ProxyConfig};
 use cosine_design::{load_design, Deployment};
-use cosine_engine::template::{generate, generate_deployment, Dependency, Generate};
+use cosine_engine::template::{generate, Dependency, Generate};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `cosine generate`.
@@ -30,12 +31,40 @@ pub struct GenerateArgs {
     /// Depend on published engine crates of this version instead.
     #[arg(long)]
     engine_version: Option<String>,
-    /// First shard port of a deployment.
+    /// First shard port of a deployment rehearsed on 127.0.0.1 (without --hosts).
     #[arg(long, default_value_t = 7001)]
     base_port: u16,
-    /// twemproxy's port.
+    /// twemproxy's port (it listens on 127.0.0.1, beside the application).
     #[arg(long, default_value_t = 22121)]
     proxy_port: u16,
+    /// The VMs' addresses: one line per VM of the deployment, in order, `host[:port] [vm-type]`.
+    #[arg(long, requires = "deployment")]
+    hosts: Option<String>,
+    /// The engine's port on a host whose line in --hosts gives none.
+    #[arg(long, default_value_t = 6380)]
+    shard_port: u16,
+    /// The deployment this one grows from (its generated directory, its nutcracker.yml, or its deployment.json):
+    /// kept VMs keep their shard names and addresses, and the README shows which keys move.
+    #[arg(long, requires = "deployment")]
+    from: Option<String>,
+}
+
+/// The proxy configuration of an earlier deployment: a generated directory, its nutcracker.yml, or a
+/// deployment.json laid out as `cosine generate` would on 127.0.0.1.
+fn previous(path: &str, a: &GenerateArgs) -> Result<ProxyConfig> {
+    if !path.ends_with(".json") {
+        return Ok(ProxyConfig::load(Path::new(path))?);
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    let d = Deployment::from_json(&text).with_context(|| format!("deployment {path}"))?;
+    let l = Layout {
+        hosts: None,
+        shard_port: a.shard_port,
+        base_port: a.base_port,
+        proxy_port: a.proxy_port,
+        previous: None,
+    };
+    Ok(place(&d, &l)?.0)
 }
 
 fn checkout() -> Option<PathBuf> {
@@ -93,7 +122,23 @@ pub fn run(a: GenerateArgs) -> Result<()> {
         (None, Some(path)) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
-            let d = Deployment::from_json(&text)?;
+            let d = Deployment::from_json(&text).with_context(|| format!("deployment {path}"))?;
+            let hosts = match &a.hosts {
+                Some(h) => {
+                    let text = std::fs::read_to_string(h)
+                        .with_context(|| format!("cannot read hosts file {h}"))?;
+                    Some(parse_hosts(&text).with_context(|| format!("hosts file {h}"))?)
+                }
+                None => None,
+            };
+            let prev = a.from.as_deref().map(|f| previous(f, &a)).transpose()?;
+            let layout = Layout {
+                hosts,
+                shard_port: a.shard_port,
+                base_port: a.base_port,
+                proxy_port: a.proxy_port,
+                previous: prev,
+            };
             let g = Generate {
                 name: a.name.clone(),
                 dependency,
@@ -101,9 +146,47 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 data: "data".into(),
                 source: path.clone(),
             };
-            generate_deployment(&d, out, &g, a.base_port, a.proxy_port)
+            let done = generate_deployment(&d, out, &g, &layout)
                 .with_context(|| format!("generating into {}", out.display()))?;
-            println!("wrote a {}-shard deployment on {} to {}: {}/start.sh starts it (proxy on 127.0.0.1:{})", d.shards.len(), d.provider, out.display(), out.display(), a.proxy_port);
+            println!(
+                "wrote a {}-shard deployment on {} to {} (proxy on 127.0.0.1:{}); each shard's share of the keys within {:.1}% of its share of memory",
+                d.shards.len(),
+                d.provider,
+                out.display(),
+                a.proxy_port,
+                100.0 * done.share_error
+            );
+            println!(
+                "{:<10} {:<16} {:>9} {:>9} {:>7}  address",
+                "shard", "vm", "memory", "ring", "weight"
+            );
+            for (i, s) in done.proxy.servers.iter().enumerate() {
+                println!(
+                    "{:<10} {:<16} {:>8.2}% {:>8.2}% {:>7}  {}",
+                    s.name,
+                    s.vm,
+                    100.0 * done.targets[i],
+                    100.0 * done.shares[i],
+                    s.weight,
+                    s.addr()
+                );
+            }
+            if let Some(m) = done.moved {
+                println!("{:.1}% of the keys change shard: {}/README.md says how to move them (cosine rebalance)", 100.0 * m, out.display());
+            }
+            if a.hosts.is_some() {
+                println!(
+                    "{}/README.md says how to start each host; {}/health.sh checks them",
+                    out.display(),
+                    out.display()
+                );
+            } else {
+                println!(
+                    "{}/start.sh rehearses it on this machine; {}/health.sh checks it",
+                    out.display(),
+                    out.display()
+                );
+            }
         }
         _ => bail!("give --design FILE or --deployment FILE"),
     }

@@ -6,6 +6,7 @@ mod bench_cmd;
 mod commands;
 mod generate_cmd;
 mod plot;
+mod rebalance_cmd;
 mod search_cmd;
 mod serve_cmd;
 mod validate_cmd;
@@ -14,6 +15,13 @@ use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() {
+    // a reader that goes away (`cosine search ... | head`) ends the process quietly, as it does any Unix filter,
+    // instead of a panic on the next print
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of SIGPIPE before any thread starts
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match commands::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

@@ -94,4 +94,9 @@ impl Deployment {
         }
         Ok(d)
     }
+
+    /// The deployment as pretty-printed JSON (what [`Deployment::from_json`] reads).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
 }

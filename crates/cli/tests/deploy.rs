@@ -1,0 +1,594 @@
+//! Deployments behind a real twemproxy (nutcracker), started from the scripts `cosine generate --deployment`
+//! writes: every shard holds its share of the keys (by memory, on a mixed-VM configuration the search chose),
+//! the ring `cosine-deploy` computes routes every key exactly where nutcracker sends it, a deployment on three
+//! hosts (loopback addresses 127.0.0.2-4) starts host by host, and growing from three shards to four moves about
+//! a quarter of the keys while the proxy keeps serving, losing no write.
+
+use cosine_deploy::ProxyConfig;
+use rand::{Rng, SeedableRng};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+mod common;
+use common::{cosine, free_port, have_nutcracker, root, shared_target};
+
+/// The tests pick free ports and start many processes: one at a time, so that no test takes another's port.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs a generated script; panics with its output when it fails.
+fn script(path: &Path, args: &[&str]) {
+    let o = Command::new(path)
+        .args(args)
+        .env("CARGO_TARGET_DIR", shared_target())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{} failed:\n{}\n{}",
+        path.display(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Runs `stop.sh` of a deployment (or a host's directory) when dropped, so a failing test leaves nothing running.
+struct Stop(PathBuf);
+
+impl Drop for Stop {
+    fn drop(&mut self) {
+        let _ = Command::new(self.0.join("stop.sh")).output();
+    }
+}
+
+fn generate(args: &[&str]) {
+    let o = cosine(&[&["generate"], args].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Ports for a rehearsal: `n` consecutive free-looking shard ports and a proxy port.
+fn ports(n: u16) -> (u16, u16) {
+    loop {
+        let base = free_port();
+        if base < 60000
+            && (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok())
+        {
+            return (base, free_port());
+        }
+    }
+}
+
+/// A pipelining RESP client: plain RESP, because twemproxy closes connections that send commands it does not
+/// proxy (the redis crate's CLIENT SETINFO).
+struct Resp {
+    r: BufReader<std::net::TcpStream>,
+    w: std::io::BufWriter<std::net::TcpStream>,
+}
+
+impl Resp {
+    fn connect(addr: &str) -> Resp {
+        for _ in 0..100 {
+            if let Ok(s) = std::net::TcpStream::connect(addr) {
+                s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                return Resp {
+                    w: std::io::BufWriter::new(s.try_clone().unwrap()),
+                    r: BufReader::new(s),
+                };
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("nothing accepts connections on {addr}");
+    }
+
+    /// Sends every command, then reads every reply (simple, integer, error or bulk, as text; nil as None).
+    fn pipeline(&mut self, cmds: &[Vec<String>]) -> Vec<Option<String>> {
+        for c in cmds {
+            let mut req = format!("*{}\r\n", c.len());
+            for a in c {
+                req.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+            }
+            self.w.write_all(req.as_bytes()).unwrap();
+        }
+        self.w.flush().unwrap();
+        (0..cmds.len())
+            .map(|_| {
+                let mut line = String::new();
+                self.r.read_line(&mut line).unwrap();
+                let line = line.trim_end().to_string();
+                match line.strip_prefix('$') {
+                    Some(n) => {
+                        let n: i64 = n.parse().unwrap();
+                        if n < 0 {
+                            return None;
+                        }
+                        let mut buf = vec![0u8; n as usize + 2];
+                        self.r.read_exact(&mut buf).unwrap();
+                        Some(String::from_utf8_lossy(&buf[..n as usize]).into_owned())
+                    }
+                    None => Some(line),
+                }
+            })
+            .collect()
+    }
+
+    fn set_all(&mut self, pairs: &[(String, String)]) {
+        for chunk in pairs.chunks(500) {
+            let cmds: Vec<Vec<String>> = chunk
+                .iter()
+                .map(|(k, v)| vec!["SET".into(), k.clone(), v.clone()])
+                .collect();
+            for r in self.pipeline(&cmds) {
+                assert_eq!(r.as_deref(), Some("+OK"));
+            }
+        }
+    }
+
+    fn get_all(&mut self, keys: &[String]) -> Vec<Option<String>> {
+        keys.chunks(500)
+            .flat_map(|chunk| {
+                let cmds: Vec<Vec<String>> = chunk
+                    .iter()
+                    .map(|k| vec!["GET".into(), k.clone()])
+                    .collect();
+                self.pipeline(&cmds)
+            })
+            .collect()
+    }
+}
+
+/// Every key a shard holds, read from the shard itself.
+fn shard_keys(addr: &str) -> Vec<String> {
+    let mut c = redis::Client::open(format!("redis://{addr}/"))
+        .unwrap()
+        .get_connection_with_timeout(Duration::from_secs(10))
+        .unwrap();
+    let mut cursor = "0".to_string();
+    let mut keys = Vec::new();
+    loop {
+        let (next, batch): (String, Vec<String>) = redis::cmd("SCAN")
+            .arg(&cursor)
+            .arg("COUNT")
+            .arg(5000)
+            .query(&mut c)
+            .unwrap();
+        keys.extend(batch);
+        if next == "0" {
+            return keys;
+        }
+        cursor = next;
+    }
+}
+
+fn proxy_config(dir: &Path) -> ProxyConfig {
+    ProxyConfig::parse(&std::fs::read_to_string(dir.join("nutcracker.yml")).unwrap()).unwrap()
+}
+
+/// Checks that every key sits on the shard the ring names (so the ring is nutcracker's), and returns the keys per
+/// shard.
+fn check_routing(cfg: &ProxyConfig) -> Vec<Vec<String>> {
+    let ring = cfg.ring();
+    cfg.servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let keys = shard_keys(&s.addr());
+            for k in &keys {
+                assert_eq!(
+                    ring.owner(k.as_bytes()),
+                    Some(i),
+                    "{k} is on {} but the ring sends it elsewhere",
+                    s.name
+                );
+            }
+            keys
+        })
+        .collect()
+}
+
+fn memory_shares(dir: &Path) -> Vec<f64> {
+    let d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("deployment.json")).unwrap())
+            .unwrap();
+    let mem: Vec<f64> = d["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["memory_bytes"].as_f64().unwrap())
+        .collect();
+    let total: f64 = mem.iter().sum();
+    mem.iter().map(|m| m / total).collect()
+}
+
+fn redis_cli() -> bool {
+    Command::new("redis-cli").arg("--version").output().is_ok()
+}
+
+#[test]
+fn mixed_vms_hold_their_share_of_every_key_shape() {
+    let _serial = serial();
+    if !have_nutcracker() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("deploy");
+    let (base, proxy) = ports(5);
+    // `cosine search --budget 2445 --workload ycsb-b --deployment-out`: one c5.large (4 GiB) and four r5.xlarge
+    // (32 GiB), so the small shard's share is 3%
+    let dep = root().join("examples/deployment-ycsb-b-mixed.json");
+    generate(&[
+        "--deployment",
+        dep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--name",
+        "mixed",
+        "--base-port",
+        &base.to_string(),
+        "--proxy-port",
+        &proxy.to_string(),
+    ]);
+    let _stop = Stop(out.clone());
+    script(&out.join("start.sh"), &["--debug"]);
+    let cfg = proxy_config(&out);
+    let shares = memory_shares(&out);
+    let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let n = 100_000u64;
+    let shapes: Vec<(&str, Vec<String>)> = vec![
+        ("sequential ids", (0..n).map(|i| i.to_string()).collect()),
+        (
+            "YCSB user keys",
+            (0..n)
+                .map(|i| String::from_utf8(cosine_ycsb::key(i, true)).unwrap())
+                .collect(),
+        ),
+        (
+            "random",
+            (0..n)
+                .map(|_| format!("{:016x}", rng.random::<u64>()))
+                .collect(),
+        ),
+    ];
+    let ring = cfg.ring();
+    for (shape, keys) in &shapes {
+        let pairs: Vec<(String, String)> = keys.iter().map(|k| (k.clone(), "v".into())).collect();
+        c.set_all(&pairs);
+        let mut count = vec![0u64; shares.len()];
+        for k in keys {
+            count[ring.owner(k.as_bytes()).unwrap()] += 1;
+        }
+        for (i, (got, share)) in count.iter().zip(&shares).enumerate() {
+            let expected = n as f64 * share;
+            assert!(
+                (*got as f64 / expected - 1.0).abs() <= 0.10,
+                "{shape}: {} holds {got} keys, its share is {expected:.0} ({count:?})",
+                cfg.servers[i].name
+            );
+        }
+    }
+    // what the shards hold is what the ring says, key by key
+    let held = check_routing(&cfg);
+    assert_eq!(held.iter().map(Vec::len).sum::<usize>(), 3 * n as usize);
+    for (keys, share) in held.iter().zip(&shares) {
+        let expected = 3.0 * n as f64 * share;
+        assert!((keys.len() as f64 / expected - 1.0).abs() <= 0.10);
+    }
+    if redis_cli() {
+        script(&out.join("health.sh"), &[]);
+    }
+}
+
+#[test]
+fn a_deployment_on_three_hosts_starts_host_by_host() {
+    let _serial = serial();
+    if !have_nutcracker() {
+        return;
+    }
+    // 127.0.0.2-4 are loopback addresses on Linux without set-up
+    if std::net::TcpListener::bind("127.0.0.2:0").is_err() {
+        eprintln!("127.0.0.2 cannot be bound here: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let design: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/design-lsm.json")).unwrap(),
+    )
+    .unwrap();
+    let gib = 1u64 << 30;
+    let dep = serde_json::json!({
+        "provider": "aws",
+        "shards": [
+            {"vm": "r5.large", "memory_bytes": 16 * gib, "design": design},
+            {"vm": "r5.xlarge", "memory_bytes": 32 * gib, "design": design},
+            {"vm": "r5.2xlarge", "memory_bytes": 64 * gib, "design": design},
+        ]
+    });
+    let dep_path = dir.path().join("deployment.json");
+    std::fs::write(&dep_path, dep.to_string()).unwrap();
+    let port = loop {
+        let p = free_port();
+        if (2..=4)
+            .all(|h| std::net::TcpListener::bind((format!("127.0.0.{h}").as_str(), p)).is_ok())
+        {
+            break p;
+        }
+    };
+    let proxy = free_port();
+    // a wrong VM type is refused
+    std::fs::write(
+        dir.path().join("bad-hosts.txt"),
+        format!("127.0.0.2:{port} r5.large\n127.0.0.3:{port} m5.large\n127.0.0.4:{port}\n"),
+    )
+    .unwrap();
+    let o = cosine(&[
+        "generate",
+        "--deployment",
+        dep_path.to_str().unwrap(),
+        "--hosts",
+        dir.path().join("bad-hosts.txt").to_str().unwrap(),
+        "--out",
+        dir.path().join("bad").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("m5.large") && err.lines().count() == 1,
+        "{err}"
+    );
+
+    let hosts = dir.path().join("hosts.txt");
+    std::fs::write(
+        &hosts,
+        "# one line per VM\n127.0.0.2 r5.large\n127.0.0.3 r5.xlarge\n127.0.0.4 r5.2xlarge\n",
+    )
+    .unwrap();
+    let out = dir.path().join("deploy");
+    generate(&[
+        "--deployment",
+        dep_path.to_str().unwrap(),
+        "--hosts",
+        hosts.to_str().unwrap(),
+        "--shard-port",
+        &port.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+        "--name",
+        "hosted",
+        "--proxy-port",
+        &proxy.to_string(),
+    ]);
+    let cfg = proxy_config(&out);
+    for (i, s) in cfg.servers.iter().enumerate() {
+        assert_eq!(s.addr(), format!("127.0.0.{}:{port}", i + 2));
+        let unit = std::fs::read_to_string(
+            out.join("hosts")
+                .join(&s.name)
+                .join(format!("cosine-{}.service", s.name)),
+        )
+        .unwrap();
+        assert!(
+            unit.contains(&format!("--bind 127.0.0.{}:{port}", i + 2)) && unit.contains("GiB"),
+            "{unit}"
+        );
+    }
+    let _stop = Stop(out.clone());
+    // as on real hosts: build, then each host's own start script, then the proxy
+    script(&out.join("build.sh"), &["--debug"]);
+    for s in &cfg.servers {
+        script(&out.join("hosts").join(&s.name).join("start.sh"), &[]);
+    }
+    script(&out.join("proxy.sh"), &[]);
+    let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"));
+    let pairs: Vec<(String, String)> = (0..10_000)
+        .map(|i| (format!("user:{i}"), format!("value-{i}")))
+        .collect();
+    c.set_all(&pairs);
+    let keys: Vec<String> = pairs.iter().map(|p| p.0.clone()).collect();
+    for (got, (_, want)) in c.get_all(&keys).iter().zip(&pairs) {
+        assert_eq!(got.as_deref(), Some(want.as_str()));
+    }
+    let held = check_routing(&cfg);
+    for (keys, share) in held.iter().zip(memory_shares(&out)) {
+        let expected = 10_000.0 * share;
+        assert!(
+            (keys.len() as f64 / expected - 1.0).abs() <= 0.10,
+            "{} keys against {expected:.0}",
+            keys.len()
+        );
+    }
+    if redis_cli() {
+        script(&out.join("health.sh"), &[]);
+    }
+}
+
+#[test]
+fn growing_from_three_shards_to_four_moves_a_quarter_and_loses_nothing() {
+    let _serial = serial();
+    if !have_nutcracker() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let design: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("examples/design-lsm.json")).unwrap(),
+    )
+    .unwrap();
+    let shard =
+        serde_json::json!({"vm": "r5.large", "memory_bytes": 16u64 << 30, "design": design});
+    let write = |name: &str, n: usize| {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            serde_json::json!({"provider": "aws", "shards": vec![shard.clone(); n]}).to_string(),
+        )
+        .unwrap();
+        p
+    };
+    let (old_json, new_json) = (write("old.json", 3), write("new.json", 4));
+    let (base, old_proxy) = ports(8);
+    let new_proxy = free_port();
+    let old = dir.path().join("old");
+    generate(&[
+        "--deployment",
+        old_json.to_str().unwrap(),
+        "--out",
+        old.to_str().unwrap(),
+        "--name",
+        "grow",
+        "--base-port",
+        &base.to_string(),
+        "--proxy-port",
+        &old_proxy.to_string(),
+    ]);
+    let new = dir.path().join("new");
+    let o = cosine(&[
+        "generate",
+        "--deployment",
+        new_json.to_str().unwrap(),
+        "--from",
+        old.to_str().unwrap(),
+        "--out",
+        new.to_str().unwrap(),
+        "--name",
+        "grow",
+        "--base-port",
+        &base.to_string(),
+        "--proxy-port",
+        &new_proxy.to_string(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(printed.contains("of the keys change shard"), "{printed}");
+    let (old_cfg, new_cfg) = (proxy_config(&old), proxy_config(&new));
+    // the kept shards keep their names and addresses; the fourth is new
+    for s in &old_cfg.servers {
+        assert!(new_cfg
+            .servers
+            .iter()
+            .any(|n| n.name == s.name && n.addr() == s.addr()));
+    }
+    let added = new_cfg
+        .servers
+        .iter()
+        .find(|n| old_cfg.servers.iter().all(|s| s.name != n.name))
+        .unwrap()
+        .clone();
+
+    let _stop_old = Stop(old.clone());
+    let _stop_new = Stop(new.clone());
+    script(&old.join("start.sh"), &["--debug"]);
+    let pairs: Vec<(String, String)> = (0..10_000)
+        .map(|i| (format!("user{}", i * 7919), format!("v0-{i}")))
+        .collect();
+    let keys: Vec<String> = pairs.iter().map(|p| p.0.clone()).collect();
+    Resp::connect(&format!("127.0.0.1:{old_proxy}")).set_all(&pairs);
+    let (old_ring, new_ring) = (old_cfg.ring(), new_cfg.ring());
+    let moving: Vec<usize> = (0..keys.len())
+        .filter(|&i| {
+            let (a, b) = (
+                old_ring.owner(keys[i].as_bytes()),
+                new_ring.owner(keys[i].as_bytes()),
+            );
+            old_cfg.servers[a.unwrap()].name != new_cfg.servers[b.unwrap()].name
+        })
+        .collect();
+    let share = moving.len() as f64 / keys.len() as f64;
+    assert!((0.18..=0.32).contains(&share), "{share} of the keys move");
+
+    // the new VM's engine, from the new deployment's own directory
+    script(&new.join("build.sh"), &["--debug"]);
+    script(&new.join("hosts").join(&added.name).join("start.sh"), &[]);
+    // a reader through the old proxy while the copy runs: every key is found throughout
+    let stop_reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (stop, keys, addr) = (
+            stop_reading.clone(),
+            keys.clone(),
+            format!("127.0.0.1:{old_proxy}"),
+        );
+        std::thread::spawn(move || {
+            let mut c = Resp::connect(&addr);
+            let mut reads = 0usize;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) || reads == 0 {
+                let got = c.get_all(&keys[..2000]);
+                assert!(
+                    got.iter().all(Option::is_some),
+                    "a key went missing during the copy"
+                );
+                reads += got.len();
+            }
+            reads
+        })
+    };
+    let state = dir.path().join("moves.state");
+    let rebalance = |pass: &str| {
+        let o = cosine(&[
+            "rebalance",
+            pass,
+            "--from",
+            old.to_str().unwrap(),
+            "--to",
+            new.to_str().unwrap(),
+            "--state",
+            state.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let copied = rebalance("copy");
+    stop_reading.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(reader.join().unwrap() > 0);
+    assert!(
+        copied.contains(&format!("{} change shard", moving.len())),
+        "{copied}"
+    );
+    // writes through the old proxy after the copy, before the switch
+    let mut old_client = Resp::connect(&format!("127.0.0.1:{old_proxy}"));
+    let window: Vec<(String, String)> = moving[..100]
+        .iter()
+        .map(|&i| (keys[i].clone(), format!("v1-{i}")))
+        .collect();
+    old_client.set_all(&window);
+    // switch: the old proxy stops, the new one serves
+    let _ = Command::new("bash")
+        .arg("-c")
+        .arg(format!("kill $(cat {}/run/nutcracker.pid)", old.display()))
+        .status();
+    script(&new.join("proxy.sh"), &[]);
+    let mut c = Resp::connect(&format!("127.0.0.1:{new_proxy}"));
+    // writes through the new proxy before the finish: newer than anything the old shards hold
+    let after: Vec<(String, String)> = moving[100..200]
+        .iter()
+        .map(|&i| (keys[i].clone(), format!("v2-{i}")))
+        .collect();
+    c.set_all(&after);
+    let finished = rebalance("finish");
+    assert!(
+        finished.contains(&format!("{} change shard", moving.len())),
+        "{finished}"
+    );
+    let _ = Command::new("bash")
+        .arg("-c")
+        .arg(format!("kill $(cat {}/run/nutcracker.pid)", new.display()))
+        .status();
+    // every key reads back through the new proxy, with its latest write
+    let mut want: std::collections::HashMap<&str, &str> = pairs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    for (k, v) in window.iter().chain(&after) {
+        want.insert(k, v);
+    }
+    script(&new.join("proxy.sh"), &[]);
+    let mut c = Resp::connect(&format!("127.0.0.1:{new_proxy}"));
+    for (k, got) in keys.iter().zip(c.get_all(&keys)) {
+        assert_eq!(got.as_deref(), Some(want[k.as_str()]), "{k}");
+    }
+    // and each key is held once, where the new ring says
+    let held = check_routing(&new_cfg);
+    assert_eq!(held.iter().map(Vec::len).sum::<usize>(), keys.len());
+}

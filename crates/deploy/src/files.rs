@@ -1,0 +1,263 @@
+//! The files of a deployment: one engine project per distinct design, the proxy configuration, and per shard a
+//! directory to copy to its host (start and stop scripts, a systemd unit); scripts to build, to rehearse it all
+//! on one machine, and to check its health; a README that says how to run each part.
+
+use crate::layout::{place, Layout};
+use crate::proxy::ProxyConfig;
+use crate::Error;
+use cosine_design::{Deployment, Design};
+use cosine_engine::template::{generate, Generate};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What [`generate_deployment`] wrote.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The proxy configuration (`nutcracker.yml`).
+    pub proxy: ProxyConfig,
+    /// The worst relative error of a shard's share of the ring against its share of memory.
+    pub share_error: f64,
+    /// Each shard's share of the ring.
+    pub shares: Vec<f64>,
+    /// Each shard's share of memory.
+    pub targets: Vec<f64>,
+    /// With a previous deployment: the share of keys that change shard.
+    pub moved: Option<f64>,
+}
+
+fn write_script(path: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::write(path, text)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+fn gib(bytes: u64) -> String {
+    let g = bytes as f64 / (1u64 << 30) as f64;
+    if g.fract() == 0.0 {
+        format!("{g:.0} GiB")
+    } else {
+        format!("{g:.1} GiB")
+    }
+}
+
+/// A probe key for each shard: the first `cosine:health:<name>:<k>` the ring sends to it.
+pub fn probe_keys(proxy: &ProxyConfig) -> Vec<String> {
+    let ring = proxy.ring();
+    proxy
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            (0u64..)
+                .map(|k| format!("cosine:health:{}:{k}", s.name))
+                .find(|key| ring.owner(key.as_bytes()) == Some(i))
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Writes the deployment of `d` into `out` (absent or empty): see the module's documentation. `g` names the
+/// engines (`<name>-<k>`, one per distinct design) and where their crates come from.
+pub fn generate_deployment(
+    d: &Deployment,
+    out: &Path,
+    g: &Generate,
+    l: &Layout,
+) -> Result<Generated, Error> {
+    let (proxy, share_error) = place(d, l)?;
+    if out.exists() && std::fs::read_dir(out)?.next().is_some() {
+        return Err(Error::Hosts(format!(
+            "{} exists and is not empty",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out)?;
+    let mut designs: Vec<&Design> = Vec::new();
+    let mut engine_of = Vec::new();
+    for s in &d.shards {
+        let i = match designs.iter().position(|x| **x == s.design) {
+            Some(i) => i,
+            None => {
+                designs.push(&s.design);
+                designs.len() - 1
+            }
+        };
+        engine_of.push(format!("{}-{i}", g.name));
+    }
+    for (k, design) in designs.iter().enumerate() {
+        let name = format!("{}-{k}", g.name);
+        let sub = Generate {
+            name: name.clone(),
+            data: "data".into(),
+            ..g.clone()
+        };
+        generate(design, &out.join("engines").join(&name), &sub)?;
+    }
+    std::fs::write(out.join("nutcracker.yml"), proxy.to_yaml())?;
+    std::fs::write(out.join("deployment.json"), d.to_json() + "\n")?;
+    let total: u64 = d.shards.iter().map(|s| s.memory_bytes).sum();
+    let targets: Vec<f64> = d
+        .shards
+        .iter()
+        .map(|s| s.memory_bytes as f64 / total as f64)
+        .collect();
+    let shares = proxy.ring().shares();
+
+    // build.sh: the engines, and each binary into its shard's directory
+    let mut build = String::from(
+        "#!/usr/bin/env bash\n# Builds each engine and copies its binary into the directory of every shard that runs it.\n# ./build.sh [--debug]   (release by default)\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nexport CARGO_TARGET_DIR=\"${CARGO_TARGET_DIR:-$PWD/target}\"\nprofile=release; flag=--release\nif [ \"${1:-}\" = --debug ]; then profile=debug; flag=; fi\n",
+    );
+    for k in 0..designs.len() {
+        let _ = writeln!(
+            build,
+            "cargo build $flag -q --manifest-path engines/{}-{k}/Cargo.toml",
+            g.name
+        );
+    }
+    for (s, engine) in proxy.servers.iter().zip(&engine_of) {
+        let _ = writeln!(
+            build,
+            "cp \"$CARGO_TARGET_DIR/$profile/{engine}\" hosts/{}/",
+            s.name
+        );
+    }
+    write_script(&out.join("build.sh"), &build)?;
+
+    // one directory per shard, to copy to its host
+    for (i, (s, engine)) in proxy.servers.iter().zip(&engine_of).enumerate() {
+        let spec = &d.shards[i];
+        let dir = out.join("hosts").join(&s.name);
+        std::fs::create_dir_all(&dir)?;
+        let memory = format!(
+            "{} VM of {}; the engine's design holds M = {} (buffer {}, filters {}, fences {})",
+            spec.vm,
+            gib(spec.memory_bytes),
+            gib(spec.design.memory_bytes()),
+            gib(spec.design.buffer_bytes),
+            gib(spec.design.filter_bytes),
+            gib(spec.design.fence_bytes)
+        );
+        let start = format!(
+            "#!/usr/bin/env bash\n# {name}: {memory}.\n# Starts the engine on {addr} with its data in $COSINE_DATA (default ./data), then waits until it accepts\n# connections.\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nDATA=\"${{COSINE_DATA:-$PWD/data}}\"\nmkdir -p \"$DATA\" run\n./{engine} --bind {addr} --data \"$DATA\" > run/engine.log 2>&1 &\necho $! > run/engine.pid\nfor _ in $(seq 1 200); do\n  (echo > /dev/tcp/{host}/{port}) 2>/dev/null && {{ echo \"{name} serving on {addr}\"; exit 0; }}\n  kill -0 \"$(cat run/engine.pid)\" 2>/dev/null || {{ cat run/engine.log >&2; exit 1; }}\n  sleep 0.1\ndone\necho \"{name} did not start on {addr} (run/engine.log)\" >&2; exit 1\n",
+            name = s.name,
+            addr = s.addr(),
+            host = s.host,
+            port = s.port,
+        );
+        write_script(&dir.join("start.sh"), &start)?;
+        let stop = format!(
+            "#!/usr/bin/env bash\n# Stops {name} (SIGTERM: the engine flushes its buffer and closes).\ncd \"$(dirname \"$0\")\"\nif [ -f run/engine.pid ]; then\n  pid=$(cat run/engine.pid); kill -TERM \"$pid\" 2>/dev/null\n  for _ in $(seq 1 100); do kill -0 \"$pid\" 2>/dev/null || break; sleep 0.1; done\n  rm -f run/engine.pid\nfi\n",
+            name = s.name
+        );
+        write_script(&dir.join("stop.sh"), &stop)?;
+        let unit = format!(
+            "# systemd unit for {name}: {memory}.\n# Install: copy this directory to /opt/cosine/{name} on {host}, then\n#   cp /opt/cosine/{name}/cosine-{name}.service /etc/systemd/system/ && systemctl daemon-reload\n#   systemctl enable --now cosine-{name}\n[Unit]\nDescription=Cosine shard {name} ({vm})\nAfter=network-online.target\nWants=network-online.target\n\n[Service]\nExecStart=/opt/cosine/{name}/{engine} --bind {addr} --data /var/lib/cosine/{name}\nStateDirectory=cosine/{name}\nKillSignal=SIGTERM\nTimeoutStopSec=120\nRestart=on-failure\nLimitNOFILE=65536\n\n[Install]\nWantedBy=multi-user.target\n",
+            name = s.name,
+            host = s.host,
+            vm = spec.vm,
+            addr = s.addr(),
+        );
+        std::fs::write(dir.join(format!("cosine-{}.service", s.name)), unit)?;
+    }
+
+    let proxy_sh = "#!/usr/bin/env bash\n# Starts twemproxy (nutcracker, Debian package nutcracker) with nutcracker.yml, beside the application.\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nmkdir -p run\nnutcracker -c nutcracker.yml > run/nutcracker.log 2>&1 &\necho $! > run/nutcracker.pid\n".to_string()
+        + &format!("for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/{p}) 2>/dev/null && {{ echo \"proxy on 127.0.0.1:{p}\"; exit 0; }}; sleep 0.1; done\necho \"nutcracker did not start:\" >&2; cat run/nutcracker.log >&2; exit 1\n", p = l.proxy_port);
+    write_script(&out.join("proxy.sh"), &proxy_sh)?;
+    let mut start = String::from("#!/usr/bin/env bash\n# A rehearsal on this machine: builds the engines, starts every shard here, then the proxy. Works when every\n# shard's address is local (127.0.0.1, or 127.0.0.2 and up on Linux). ./start.sh [--debug]\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\n./build.sh \"$@\"\n");
+    for s in &proxy.servers {
+        let _ = writeln!(start, "hosts/{}/start.sh", s.name);
+    }
+    start.push_str("./proxy.sh\n");
+    write_script(&out.join("start.sh"), &start)?;
+    let mut stop = String::from("#!/usr/bin/env bash\n# Stops the proxy, then every shard started here.\ncd \"$(dirname \"$0\")\"\n[ -f run/nutcracker.pid ] && kill -TERM \"$(cat run/nutcracker.pid)\" 2>/dev/null; rm -f run/nutcracker.pid\n");
+    for s in &proxy.servers {
+        let _ = writeln!(stop, "hosts/{}/stop.sh", s.name);
+    }
+    write_script(&out.join("stop.sh"), &stop)?;
+
+    // health.sh: PING around the proxy, then a probe key per shard through it, read back from the shard itself
+    let probes = probe_keys(&proxy);
+    let mut health = format!("#!/usr/bin/env bash\n# Checks every shard directly (PING) and through the proxy: a probe key that the ring sends to each shard is\n# written through the proxy and read back from that shard, so a shard that is down or a proxy that routes\n# differently from nutcracker.yml fails the check. Needs redis-cli (Debian package redis-tools).\ncd \"$(dirname \"$0\")\"\nPROXY_HOST=${{PROXY_HOST:-127.0.0.1}}; PROXY_PORT=${{PROXY_PORT:-{}}}\nfail=0\n", l.proxy_port);
+    for (s, key) in proxy.servers.iter().zip(&probes) {
+        let _ = writeln!(
+            health,
+            "if [ \"$(redis-cli -h {h} -p {p} PING 2>&1)\" = PONG ]; then echo \"{n} {h}:{p} PING ok\"; else echo \"{n} {h}:{p} does not answer PING\"; fail=1; fi\nv=\"probe-$$-$RANDOM\"\nif [ \"$(redis-cli -h \"$PROXY_HOST\" -p \"$PROXY_PORT\" SET {key} \"$v\" 2>&1)\" = OK ] && [ \"$(redis-cli -h {h} -p {p} GET {key} 2>&1)\" = \"$v\" ]; then echo \"{n} through the proxy ok\"; else echo \"{n}: a key written through the proxy did not arrive\"; fail=1; fi\nredis-cli -h {h} -p {p} DEL {key} > /dev/null 2>&1",
+            h = s.host,
+            p = s.port,
+            n = s.name
+        );
+    }
+    health.push_str("exit $fail\n");
+    write_script(&out.join("health.sh"), &health)?;
+
+    // README
+    let mut readme = format!(
+        "# {} on {}: {} shards behind twemproxy\n\nGenerated by `cosine generate --deployment`. Each VM runs one Cosine engine; twemproxy (nutcracker) spreads\nthe keys over them by ketama consistent hashing (md5 key hash), each shard's weight tuned so that its share of\nthe keys is its VM's share of the memory the search priced (worst shard {:+.1}% off its share; keys hash\nuniformly, so a million keys stay within about a percent of these shares).\n\n| shard | VM | memory | share of memory | share of the ring | weight | address | engine |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        g.name,
+        d.provider,
+        d.shards.len(),
+        100.0 * share_error
+    );
+    for (i, s) in proxy.servers.iter().enumerate() {
+        let _ = writeln!(
+            readme,
+            "| {} | {} | {} | {:.2}% | {:.2}% | {} | {} | `engines/{}` |",
+            s.name,
+            s.vm,
+            gib(d.shards[i].memory_bytes),
+            100.0 * targets[i],
+            100.0 * shares[i],
+            s.weight,
+            s.addr(),
+            engine_of[i]
+        );
+    }
+    let _ = writeln!(
+        readme,
+        "\n## On the VMs\n\n1. On a build machine with Rust: `./build.sh` builds the engines and puts each binary in `hosts/<shard>/`.\n2. Copy `hosts/<shard>/` to its VM (the address above), e.g. `scp -r hosts/shard-0 HOST:/opt/cosine/shard-0`.\n3. On each VM either run `./start.sh` in that directory (`COSINE_DATA` picks the data directory, `./stop.sh`\n   stops it), or install the systemd unit the directory holds (its header says how; data in\n   `/var/lib/cosine/<shard>`). The engine listens on the address above: open that port to the proxy's hosts.\n4. On each application host: `nutcracker.yml` and `./proxy.sh` (Debian package `nutcracker`); clients connect\n   to 127.0.0.1:{p}. Keep each server's name in `nutcracker.yml` when a VM changes address: the names place the\n   ring's points.\n5. `./health.sh` (redis-cli) PINGs each shard and sends a probe key through the proxy to each.\n\n## On this machine\n\n`./start.sh [--debug]` builds and starts every shard and the proxy here (every address must be local), and\n`./stop.sh` stops them.\n",
+        p = l.proxy_port
+    );
+    let mut moved = None;
+    if let Some(prev) = &l.previous {
+        let m = prev.ring().moves_to(&proxy.ring());
+        let mut text = String::from("\n## Growing from the previous deployment\n\nShards on a VM type the previous deployment had keep their names and addresses. Share of all keys that\nchange shard (rows: old shard, columns: new; a uniform key hash):\n\n| from \\ to |");
+        for s in &proxy.servers {
+            let _ = write!(text, " {} |", s.name);
+        }
+        text.push_str("\n| --- |");
+        for _ in &proxy.servers {
+            text.push_str(" --- |");
+        }
+        text.push('\n');
+        let mut total_moved = 0.0;
+        for (a, old) in prev.servers.iter().enumerate() {
+            let _ = write!(text, "| {} |", old.name);
+            for (b, new) in proxy.servers.iter().enumerate() {
+                if old.name != new.name {
+                    total_moved += m[a][b];
+                }
+                let _ = write!(text, " {:.2}% |", 100.0 * m[a][b]);
+            }
+            text.push('\n');
+        }
+        let _ = writeln!(
+            text,
+            "\n{:.1}% of the keys move. The procedure, with the old proxy serving throughout:\n\n1. Start the new VMs' engines (`hosts/<shard>/start.sh` of the shards that are new).\n2. `cosine rebalance copy --from OLD/nutcracker.yml --to nutcracker.yml --state moves.state`: copies every key\n   whose shard changes to its new shard; the old shards keep theirs, so reads through the old proxy still find\n   everything.\n3. Switch the application hosts to this `nutcracker.yml` (restart nutcracker).\n4. `cosine rebalance finish --from OLD/nutcracker.yml --to nutcracker.yml --state moves.state`: re-copies the\n   keys written on the old shards between 2 and 3 (unless the new shard has a newer write), copies keys created\n   then, and deletes the moved keys from their old shards. It prints the keys moved.\n5. Stop the VMs the new deployment no longer has.\n",
+            100.0 * total_moved
+        );
+        readme.push_str(&text);
+        moved = Some(total_moved);
+    }
+    std::fs::write(out.join("README.md"), readme)?;
+    Ok(Generated {
+        proxy,
+        share_error,
+        shares,
+        targets,
+        moved,
+    })
+}
