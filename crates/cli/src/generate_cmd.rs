@@ -171,8 +171,13 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                     s.addr()
                 );
             }
-            if let Some(m) = done.moved {
-                println!("{:.1}% of the keys change shard: {}/README.md says how to move them (cosine rebalance)", 100.0 * m, out.display());
+            if let Some((m, least)) = done.moved {
+                println!(
+                    "{:.1}% of the keys change shard (at least {:.1}% must): {}/README.md says how to move them (cosine rebalance)",
+                    100.0 * m,
+                    100.0 * least,
+                    out.display()
+                );
             }
             if a.hosts.is_some() {
                 println!(

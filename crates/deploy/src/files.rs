@@ -21,8 +21,9 @@ pub struct Generated {
     pub shares: Vec<f64>,
     /// Each shard's share of memory.
     pub targets: Vec<f64>,
-    /// With a previous deployment: the share of keys that change shard.
-    pub moved: Option<f64>,
+    /// With a previous deployment: the share of keys that change shard, and the least share any placement
+    /// could move (what the old shards hold above their new shares).
+    pub moved: Option<(f64, f64)>,
 }
 
 fn write_script(path: &Path, text: &str) -> std::io::Result<()> {
@@ -142,7 +143,31 @@ pub fn generate_deployment(
             gib(spec.design.fence_bytes)
         );
         let start = format!(
-            "#!/usr/bin/env bash\n# {name}: {memory}.\n# Starts the engine on {addr} with its data in $COSINE_DATA (default ./data), then waits until it accepts\n# connections.\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nDATA=\"${{COSINE_DATA:-$PWD/data}}\"\nmkdir -p \"$DATA\" run\n./{engine} --bind {addr} --data \"$DATA\" > run/engine.log 2>&1 &\necho $! > run/engine.pid\nfor _ in $(seq 1 200); do\n  (echo > /dev/tcp/{host}/{port}) 2>/dev/null && {{ echo \"{name} serving on {addr}\"; exit 0; }}\n  kill -0 \"$(cat run/engine.pid)\" 2>/dev/null || {{ cat run/engine.log >&2; exit 1; }}\n  sleep 0.1\ndone\necho \"{name} did not start on {addr} (run/engine.log)\" >&2; exit 1\n",
+            r#"#!/usr/bin/env bash
+# {name}: {memory}.
+# Starts the engine on {addr} (COSINE_BIND overrides it, e.g. 0.0.0.0:{port} when the address above is not on
+# this host's interfaces), data in $COSINE_DATA (default ./data); waits until it accepts connections.
+set -euo pipefail
+cd "$(dirname "$0")"
+DATA="${{COSINE_DATA:-$PWD/data}}"
+BIND="${{COSINE_BIND:-{addr}}}"
+mkdir -p "$DATA" run
+if [ -f run/engine.pid ] && kill -0 "$(cat run/engine.pid)" 2>/dev/null; then
+  echo "{name} already runs (pid $(cat run/engine.pid)); ./stop.sh first" >&2; exit 1
+fi
+if (echo > /dev/tcp/{host}/{port}) 2>/dev/null; then
+  echo "something already listens on {addr}" >&2; exit 1
+fi
+setsid ./{engine} --bind "$BIND" --data "$DATA" < /dev/null > run/engine.log 2>&1 &
+pid=$!
+echo $pid > run/engine.pid
+for _ in $(seq 1 300); do
+  kill -0 $pid 2>/dev/null || {{ echo "{name} exited:" >&2; cat run/engine.log >&2; rm -f run/engine.pid; exit 1; }}
+  (echo > /dev/tcp/{host}/{port}) 2>/dev/null && {{ echo "{name} serving on {addr} (pid $pid)"; exit 0; }}
+  sleep 0.1
+done
+echo "{name} did not open {addr} in 30 s (run/engine.log)" >&2; exit 1
+"#,
             name = s.name,
             addr = s.addr(),
             host = s.host,
@@ -150,7 +175,18 @@ pub fn generate_deployment(
         );
         write_script(&dir.join("start.sh"), &start)?;
         let stop = format!(
-            "#!/usr/bin/env bash\n# Stops {name} (SIGTERM: the engine flushes its buffer and closes).\ncd \"$(dirname \"$0\")\"\nif [ -f run/engine.pid ]; then\n  pid=$(cat run/engine.pid); kill -TERM \"$pid\" 2>/dev/null\n  for _ in $(seq 1 100); do kill -0 \"$pid\" 2>/dev/null || break; sleep 0.1; done\n  rm -f run/engine.pid\nfi\n",
+            r#"#!/usr/bin/env bash
+# Stops {name}: SIGTERM, then waits (up to 2 minutes) while the engine flushes its buffer and closes.
+cd "$(dirname "$0")"
+[ -f run/engine.pid ] || exit 0
+pid=$(cat run/engine.pid)
+kill -TERM "$pid" 2>/dev/null
+for _ in $(seq 1 1200); do
+  kill -0 "$pid" 2>/dev/null || {{ rm -f run/engine.pid; exit 0; }}
+  sleep 0.1
+done
+echo "{name} (pid $pid) is still closing after 2 minutes" >&2; exit 1
+"#,
             name = s.name
         );
         write_script(&dir.join("stop.sh"), &stop)?;
@@ -164,8 +200,39 @@ pub fn generate_deployment(
         std::fs::write(dir.join(format!("cosine-{}.service", s.name)), unit)?;
     }
 
-    let proxy_sh = "#!/usr/bin/env bash\n# Starts twemproxy (nutcracker, Debian package nutcracker) with nutcracker.yml, beside the application.\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nmkdir -p run\nnutcracker -c nutcracker.yml > run/nutcracker.log 2>&1 &\necho $! > run/nutcracker.pid\n".to_string()
-        + &format!("for _ in $(seq 1 100); do (echo > /dev/tcp/127.0.0.1/{p}) 2>/dev/null && {{ echo \"proxy on 127.0.0.1:{p}\"; exit 0; }}; sleep 0.1; done\necho \"nutcracker did not start:\" >&2; cat run/nutcracker.log >&2; exit 1\n", p = l.proxy_port);
+    // nutcracker's stats port defaults to 22222 on every address: a second proxy on the host would fail
+    let stats = l
+        .proxy_port
+        .checked_add(1)
+        .unwrap_or(l.proxy_port.saturating_sub(1));
+    let proxy_sh = format!(
+        r#"#!/usr/bin/env bash
+# twemproxy (nutcracker, Debian package nutcracker) with nutcracker.yml, beside the application: clients connect to
+# 127.0.0.1:{p} (stats on 127.0.0.1:{stats}). `./proxy.sh stop` stops it and waits until it has exited.
+set -euo pipefail
+cd "$(dirname "$0")"
+mkdir -p run
+if [ "${{1:-}}" = stop ]; then
+  [ -f run/nutcracker.pid ] || exit 0
+  pid=$(cat run/nutcracker.pid); kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || {{ rm -f run/nutcracker.pid; exit 0; }}; sleep 0.1; done
+  echo "nutcracker (pid $pid) did not exit" >&2; exit 1
+fi
+if (echo > /dev/tcp/127.0.0.1/{p}) 2>/dev/null; then
+  echo "something already listens on 127.0.0.1:{p} (an older proxy? ./proxy.sh stop in its directory)" >&2; exit 1
+fi
+nutcracker -c nutcracker.yml -a 127.0.0.1 -s {stats} < /dev/null > run/nutcracker.log 2>&1 &
+pid=$!
+echo $pid > run/nutcracker.pid
+for _ in $(seq 1 100); do
+  kill -0 $pid 2>/dev/null || {{ echo "nutcracker exited:" >&2; cat run/nutcracker.log >&2; rm -f run/nutcracker.pid; exit 1; }}
+  (echo > /dev/tcp/127.0.0.1/{p}) 2>/dev/null && {{ echo "proxy on 127.0.0.1:{p} (pid $pid)"; exit 0; }}
+  sleep 0.1
+done
+echo "nutcracker did not open 127.0.0.1:{p}:" >&2; cat run/nutcracker.log >&2; exit 1
+"#,
+        p = l.proxy_port
+    );
     write_script(&out.join("proxy.sh"), &proxy_sh)?;
     let mut start = String::from("#!/usr/bin/env bash\n# A rehearsal on this machine: builds the engines, starts every shard here, then the proxy. Works when every\n# shard's address is local (127.0.0.1, or 127.0.0.2 and up on Linux). ./start.sh [--debug]\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\n./build.sh \"$@\"\n");
     for s in &proxy.servers {
@@ -173,7 +240,7 @@ pub fn generate_deployment(
     }
     start.push_str("./proxy.sh\n");
     write_script(&out.join("start.sh"), &start)?;
-    let mut stop = String::from("#!/usr/bin/env bash\n# Stops the proxy, then every shard started here.\ncd \"$(dirname \"$0\")\"\n[ -f run/nutcracker.pid ] && kill -TERM \"$(cat run/nutcracker.pid)\" 2>/dev/null; rm -f run/nutcracker.pid\n");
+    let mut stop = String::from("#!/usr/bin/env bash\n# Stops the proxy, then every shard started here.\ncd \"$(dirname \"$0\")\"\n./proxy.sh stop\n");
     for s in &proxy.servers {
         let _ = writeln!(stop, "hosts/{}/stop.sh", s.name);
     }
@@ -244,13 +311,29 @@ pub fn generate_deployment(
             }
             text.push('\n');
         }
+        // the least any ring could move: what each old shard holds above its new share
+        let old_shares = prev.ring().shares();
+        let least: f64 = prev
+            .servers
+            .iter()
+            .zip(&old_shares)
+            .map(|(o, share)| {
+                let target = proxy
+                    .servers
+                    .iter()
+                    .position(|n| n.name == o.name)
+                    .map_or(0.0, |j| targets[j]);
+                (share - target).max(0.0)
+            })
+            .sum();
         let _ = writeln!(
             text,
-            "\n{:.1}% of the keys move. The procedure, with the old proxy serving throughout:\n\n1. Start the new VMs' engines (`hosts/<shard>/start.sh` of the shards that are new).\n2. `cosine rebalance copy --from OLD/nutcracker.yml --to nutcracker.yml --state moves.state`: copies every key\n   whose shard changes to its new shard; the old shards keep theirs, so reads through the old proxy still find\n   everything.\n3. Switch the application hosts to this `nutcracker.yml` (restart nutcracker).\n4. `cosine rebalance finish --from OLD/nutcracker.yml --to nutcracker.yml --state moves.state`: re-copies the\n   keys written on the old shards between 2 and 3 (unless the new shard has a newer write), copies keys created\n   then, and deletes the moved keys from their old shards. It prints the keys moved.\n5. Stop the VMs the new deployment no longer has.\n",
-            100.0 * total_moved
+            "\n{:.1}% of the keys move (the least any placement could move is {:.1}%: what the old shards hold above\ntheir new shares; the rest is the kept shards' weights tuned again). The procedure (`cosine rebalance` must\nreach every old and new shard):\n\n1. Start the new VMs' engines (`hosts/<shard>/start.sh` of the shards that are new).\n2. `cosine rebalance copy --from OLD --to . --state moves.state` (OLD: the old deployment's directory or its\n   `nutcracker.yml`): copies every key whose shard changes to its new shard; the old shards keep theirs, so\n   reads through the old proxies still find everything.\n3. Pause the writers if no write may be lost (see below), run `copy` again (it re-copies only what changed),\n   and switch every application host to this `nutcracker.yml` (`./proxy.sh stop` in the old directory,\n   `./proxy.sh` here).\n4. `cosine rebalance finish --from OLD --to . --state moves.state`: the copy pass once more (a key written on its\n   old shard since is copied again unless the new shard holds a newer write; a key deleted since is deleted),\n   then each moved key is deleted from its old shard. It prints the keys moved; if it stops part-way, run it\n   again.\n5. Stop the VMs the new deployment no longer has.\n\nWithout the pause, a write made on an old shard after the last `copy` is kept unless a write through the new\nproxy reaches the same key before `finish` (that one is newer, and a read-modify-write such as INCR would have\nread the copied value).\n",
+            100.0 * total_moved,
+            100.0 * least
         );
         readme.push_str(&text);
-        moved = Some(total_moved);
+        moved = Some((total_moved, least));
     }
     std::fs::write(out.join("README.md"), readme)?;
     Ok(Generated {

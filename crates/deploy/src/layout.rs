@@ -41,7 +41,13 @@ pub fn parse_hosts(text: &str) -> Result<Vec<Host>, Error> {
             let (h, p) = rest
                 .split_once(']')
                 .ok_or_else(|| Error::Hosts(format!("line {}: unclosed [ in {addr}", n + 1)))?;
-            (h.to_string(), p.strip_prefix(':'))
+            let port = match p {
+                "" => None,
+                p => Some(p.strip_prefix(':').ok_or_else(|| {
+                    Error::Hosts(format!("line {}: `{p}` after ] is not :port", n + 1))
+                })?),
+            };
+            (h.to_string(), port)
         } else if addr.matches(':').count() == 1 {
             let (h, p) = addr.split_once(':').unwrap_or((addr, ""));
             (h.to_string(), Some(p))
@@ -57,8 +63,16 @@ pub fn parse_hosts(text: &str) -> Result<Vec<Host>, Error> {
             ),
             None => None,
         };
-        if host.is_empty() {
-            return Err(Error::Hosts(format!("line {}: no host", n + 1)));
+        // the host goes into scripts and units: letters, digits, '.', '-' and ':' (IPv6) only
+        if host.is_empty()
+            || !host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+        {
+            return Err(Error::Hosts(format!(
+                "line {}: `{host}` is not a host name or an IP address",
+                n + 1
+            )));
         }
         hosts.push(Host { host, port, vm });
     }
@@ -134,9 +148,11 @@ pub fn place(d: &Deployment, l: &Layout) -> Result<(ProxyConfig, f64), Error> {
             return name;
         }
     };
-    let mut used_ports: Vec<u16> = kept
+    // a rehearsal's new shards take no port an old shard had: a dropped shard may still run there
+    let mut used_ports: Vec<u16> = l
+        .previous
         .iter()
-        .flatten()
+        .flat_map(|p| &p.servers)
         .filter(|s| s.host == "127.0.0.1")
         .map(|s| s.port)
         .collect();
@@ -182,6 +198,24 @@ pub fn place(d: &Deployment, l: &Layout) -> Result<(ProxyConfig, f64), Error> {
             vm: s.vm.clone(),
         });
     }
+    // a new shard at an address an old shard had (with other keys, under another name) would make the key
+    // mover copy a server onto itself
+    if let Some(prev) = &l.previous {
+        for (i, s) in servers.iter().enumerate() {
+            if kept[i].is_some() {
+                continue;
+            }
+            if let Some(o) = prev.servers.iter().find(|o| o.addr() == s.addr()) {
+                return Err(Error::Hosts(format!(
+                    "VM {i} ({}) is at {}, where {} ({}) was: a VM the new deployment does not keep by its type needs a new address",
+                    s.vm,
+                    s.addr(),
+                    o.name,
+                    o.vm
+                )));
+            }
+        }
+    }
     let names: Vec<String> = servers.iter().map(|s| s.name.clone()).collect();
     let renamable: Vec<bool> = kept.iter().map(Option::is_none).collect();
     if let Some(dup) = (1..servers.len()).find(|&i| {
@@ -193,6 +227,9 @@ pub fn place(d: &Deployment, l: &Layout) -> Result<(ProxyConfig, f64), Error> {
             "two shards at {} (give each VM its own address or port)",
             servers[dup].addr()
         )));
+    }
+    if d.shards.iter().any(|s| s.memory_bytes == 0) {
+        return Err(Error::Hosts("a VM with no memory holds no share".into()));
     }
     let targets: Vec<f64> = d.shards.iter().map(|s| s.memory_bytes as f64).collect();
     let tuned = tune_weights(&names, &renamable, &targets, KeyHash::Md5);
@@ -254,6 +291,8 @@ mod tests {
         assert!(parse_hosts("10.0.0.1:0\n").is_err());
         assert!(parse_hosts("10.0.0.1:x\n").is_err());
         assert!(parse_hosts("10.0.0.1 a b\n").is_err());
+        assert!(parse_hosts("$(reboot)\n").is_err());
+        assert!(parse_hosts("[::1]x\n").is_err());
     }
 
     #[test]

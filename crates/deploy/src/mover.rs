@@ -1,22 +1,24 @@
-//! Moving keys when a deployment changes shape (`cosine rebalance`), in two passes around the proxy's switch so
-//! that reads keep finding every key and no write is lost:
+//! Moving keys when a deployment changes shape (`cosine rebalance`), in passes around the proxies' switch:
 //!
 //! 1. [`copy`], with the old proxy serving: every key on an old shard whose owner on the new ring is another
-//!    shard is copied there; the old shard keeps it. A digest of each copied value goes to a state file.
+//!    shard is copied there; the old shard keeps it, so reads through the old proxy find everything. A digest of
+//!    each copied value goes to a state file. `copy` may run again (say, right before the switch, with writers
+//!    paused): it re-copies only the keys that changed on their old shard since, drops copies of keys deleted
+//!    since, and never overwrites a value on a new shard that differs from what it copied there (a newer write).
 //! 2. The application's proxies switch to the new configuration.
-//! 3. [`finish`]: the old shards are scanned again. A moved key whose old copy changed after the copy (a write
-//!    made before the switch) is copied again, unless the new shard's copy changed too (a write made through the
-//!    new proxy, which is newer); a key created before the switch is copied unless the new shard has it already;
-//!    a key deleted before the switch is deleted on the new shard unless it was written there since. Then every
-//!    moved key is deleted from its old shard.
+//! 3. [`finish`]: the same pass once more, then each moved key is deleted from its old shard (each deletion is
+//!    journalled first, so a `finish` that stops part-way can run again without taking those keys for deletions
+//!    made by clients).
 //!
-//! What this cannot order: a write to a key through a proxy that has not switched yet, made while `finish` runs.
-//! Switch every proxy before step 3.
+//! What this does not order: a read-modify-write (INCR, HSET of one field) made through the new proxy before
+//! `finish` reads the value `copy` wrote, so a write made on the old shard after the last `copy` is kept only if
+//! no such write came first. Pause writers from the last `copy` until the proxies have switched for none to be
+//! lost; and switch every proxy before `finish`.
 
 use crate::proxy::{ProxyConfig, ProxyServer};
 use crate::Error;
 use md5::{Digest, Md5};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::Duration;
@@ -100,23 +102,14 @@ impl Shard<'_> {
         Error::Shard(self.server.name.clone(), self.server.addr(), e.to_string())
     }
 
-    /// Every key, in batches.
-    fn keys(&mut self) -> Result<Vec<Vec<u8>>, Error> {
-        let mut cursor: Vec<u8> = b"0".to_vec();
-        let mut out = Vec::new();
-        loop {
-            let (next, keys): (Vec<u8>, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                .arg(&cursor)
-                .arg("COUNT")
-                .arg(1000)
-                .query(&mut self.conn)
-                .map_err(|e| self.err(e))?;
-            out.extend(keys);
-            if next == b"0" {
-                return Ok(out);
-            }
-            cursor = next;
-        }
+    /// One batch of keys from `cursor`, and the next cursor (`0` at the end).
+    fn scan(&mut self, cursor: &[u8]) -> Result<(Vec<u8>, Vec<Vec<u8>>), Error> {
+        redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(1000)
+            .query(&mut self.conn)
+            .map_err(|e| self.err(e))
     }
 
     fn get(&mut self, key: &[u8]) -> Result<Option<Value>, Error> {
@@ -147,14 +140,25 @@ impl Shard<'_> {
         Ok((!z.is_empty()).then_some(Value::Zset(z)))
     }
 
-    fn put(&mut self, key: &[u8], v: &Value) -> Result<(), Error> {
-        // replace whole: a hash or sorted set must not keep fields the source no longer has
-        self.del(key)?;
-        let c = match v {
+    /// Writes `v` over `current` (what the key holds now): a string in one SET; a hash or sorted set by adding
+    /// its fields, then removing the ones it does not have, so the key is never absent in between.
+    fn put(&mut self, key: &[u8], v: &Value, current: Option<&Value>) -> Result<(), Error> {
+        let same_type = matches!(
+            (v, current),
+            (Value::Hash(_), Some(Value::Hash(_)))
+                | (Value::Zset(_), Some(Value::Zset(_)))
+                | (_, None)
+        );
+        if !same_type && !matches!(v, Value::Str(_)) {
+            self.del(key)?;
+        }
+        let fields =
+            |f: &[Vec<u8>]| -> HashSet<Vec<u8>> { f.chunks(2).map(|p| p[0].clone()).collect() };
+        let (c, extra) = match v {
             Value::Str(s) => {
                 let mut c = redis::cmd("SET");
                 c.arg(key).arg(s);
-                c
+                (c, None)
             }
             Value::Hash(f) => {
                 let mut c = redis::cmd("HSET");
@@ -162,7 +166,11 @@ impl Shard<'_> {
                 for x in f {
                     c.arg(x);
                 }
-                c
+                let stale = match current {
+                    Some(Value::Hash(cur)) => fields(cur).difference(&fields(f)).cloned().collect(),
+                    _ => Vec::new(),
+                };
+                (c, Some(("HDEL", stale)))
             }
             Value::Zset(f) => {
                 // ZRANGEBYSCORE gives member, score; ZADD takes score, member
@@ -173,12 +181,27 @@ impl Shard<'_> {
                         c.arg(s).arg(m);
                     }
                 }
-                c
+                let stale = match current {
+                    Some(Value::Zset(cur)) => fields(cur).difference(&fields(f)).cloned().collect(),
+                    _ => Vec::new(),
+                };
+                (c, Some(("ZREM", stale)))
             }
         };
         c.query::<redis::Value>(&mut self.conn)
-            .map(drop)
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        if let Some((cmd, stale)) = extra {
+            if !stale.is_empty() {
+                let mut c = redis::cmd(cmd);
+                c.arg(key);
+                for f in stale {
+                    c.arg(f);
+                }
+                c.query::<redis::Value>(&mut self.conn)
+                    .map_err(|e| self.err(e))?;
+            }
+        }
+        Ok(())
     }
 
     fn del(&mut self, key: &[u8]) -> Result<(), Error> {
@@ -211,24 +234,25 @@ fn load_state(path: &Path) -> Result<HashMap<Vec<u8>, String>, Error> {
         let (k, d) = line
             .split_once(' ')
             .ok_or_else(|| Error::State(format!("{}: line {}", path.display(), n + 1)))?;
-        let key = (0..k.len())
-            .step_by(2)
-            .map(|i| k.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
-            .collect::<Option<Vec<u8>>>()
-            .ok_or_else(|| Error::State(format!("{}: line {}", path.display(), n + 1)))?;
+        let key =
+            unhex(k).ok_or_else(|| Error::State(format!("{}: line {}", path.display(), n + 1)))?;
         m.insert(key, d.to_string());
     }
     Ok(m)
 }
 
+/// A shard is one address: a name may move to another address only between deployments, never within a
+/// rebalance, and one address must not carry two names (the mover would copy a server onto itself and then
+/// delete the only copy).
 fn check_names(old: &ProxyConfig, new: &ProxyConfig) -> Result<(), Error> {
     for s in &new.servers {
-        if let Some(o) = old.servers.iter().find(|o| o.name == s.name) {
-            if o.addr() != s.addr() {
+        for o in &old.servers {
+            if (o.name == s.name) != (o.addr() == s.addr()) {
                 return Err(Error::Proxy(format!(
-                    "{} is at {} in the old configuration and {} in the new: a shard that keeps its name keeps its address",
-                    s.name,
+                    "{} at {} in the old configuration and {} at {} in the new: a shard keeps its name and its address through a rebalance",
+                    o.name,
                     o.addr(),
+                    s.name,
                     s.addr()
                 )));
             }
@@ -244,92 +268,172 @@ fn count_pair(r: &mut Report, a: &str, b: &str) {
     }
 }
 
-/// Step 1: copies every key whose shard changes from `old` to `new` to its new shard, keeping the old copy, and
-/// writes the copied values' digests to `state`.
-pub fn copy(old: &ProxyConfig, new: &ProxyConfig, state: &Path) -> Result<Report, Error> {
-    check_names(old, new)?;
-    let ring = new.ring();
-    let mut olds = shards(old)?;
-    let mut news = shards(new)?;
-    let mut out = std::io::BufWriter::new(std::fs::File::create(state)?);
-    let mut r = Report::default();
-    for o in olds.iter_mut() {
-        for key in o.keys()? {
-            r.scanned += 1;
-            let Some(j) = ring.owner(&key) else { continue };
-            if news[j].server.name == o.server.name {
-                continue;
-            }
-            r.moving += 1;
-            let Some(v) = o.get(&key)? else { continue };
-            news[j].put(&key, &v)?;
-            r.copied += 1;
-            count_pair(&mut r, &o.server.name, &news[j].server.name);
-            let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
-            writeln!(out, "{hex} {}", v.digest())?;
-        }
-    }
-    out.flush()?;
-    Ok(r)
+fn hex(key: &[u8]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Step 3, after every proxy serves `new`: carries the writes the old shards took since [`copy`], unless a newer
-/// write reached the new shard, then deletes every moved key from its old shard.
-pub fn finish(old: &ProxyConfig, new: &ProxyConfig, state: &Path) -> Result<Report, Error> {
+/// Keys listed one per line, hex-encoded (the journal of `finish`).
+fn load_journal(path: &Path) -> Result<HashSet<Vec<u8>>, Error> {
+    if !path.exists() {
+        return Ok(HashSet::new());
+    }
+    let f = std::fs::File::open(path)?;
+    let mut keys = HashSet::new();
+    for (n, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line?;
+        keys.insert(
+            unhex(line.trim())
+                .ok_or_else(|| Error::State(format!("{}: line {}", path.display(), n + 1)))?,
+        );
+    }
+    Ok(keys)
+}
+
+fn unhex(k: &str) -> Option<Vec<u8>> {
+    if !k.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..k.len())
+        .step_by(2)
+        .map(|i| k.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+        .collect()
+}
+
+fn journal_path(state: &Path) -> std::path::PathBuf {
+    let mut p = state.as_os_str().to_owned();
+    p.push(".finished");
+    p.into()
+}
+
+/// One pass over the old shards: carry each moving key whose new copy is still what this mover wrote (or that
+/// the new shard lacks and this mover never copied), and with `delete`, journal and delete it on its old shard.
+fn carry(
+    old: &ProxyConfig,
+    new: &ProxyConfig,
+    state: &Path,
+    delete: bool,
+) -> Result<Report, Error> {
     check_names(old, new)?;
-    let copied = load_state(state)?;
+    let journal_file = journal_path(state);
+    let mut copied = if state.exists() {
+        load_state(state)?
+    } else if delete {
+        return Err(Error::State(format!(
+            "{} does not exist: run `cosine rebalance copy` first",
+            state.display()
+        )));
+    } else {
+        HashMap::new()
+    };
+    let finished = load_journal(&journal_file)?;
+    if !delete && !finished.is_empty() {
+        return Err(Error::State(format!(
+            "{} shows that finish has run: copying again could overwrite newer writes",
+            journal_file.display()
+        )));
+    }
+    let mut journal = if delete {
+        Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&journal_file)?,
+        )
+    } else {
+        None
+    };
     let ring = new.ring();
     let mut olds = shards(old)?;
     let mut news = shards(new)?;
     let mut r = Report::default();
-    let mut seen: HashMap<&[u8], ()> = HashMap::new();
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
     for o in olds.iter_mut() {
-        for key in o.keys()? {
-            r.scanned += 1;
-            let Some(j) = ring.owner(&key) else { continue };
-            if news[j].server.name == o.server.name {
-                continue;
-            }
-            r.moving += 1;
-            count_pair(&mut r, &o.server.name, &news[j].server.name);
-            let old_value = o.get(&key)?;
-            let new_value = news[j].get(&key)?;
-            let untouched = match (copied.get(&key), &new_value) {
-                // copied then: the new shard's copy is as written unless a newer write replaced it
-                (Some(d), Some(v)) => v.digest() == *d,
-                (Some(_), None) => false,
-                // created on the old shard after the copy: the new shard has no newer write unless it has the key
-                (None, v) => v.is_none(),
-            };
-            match (&old_value, untouched) {
-                (Some(v), true) if new_value.as_ref() != Some(v) => {
-                    news[j].put(&key, v)?;
-                    r.copied += 1;
+        let mut cursor = b"0".to_vec();
+        loop {
+            // a batch at a time; deleting keys already returned does not disturb the cursor (the last key)
+            let (next, keys) = o.scan(&cursor)?;
+            for key in keys {
+                r.scanned += 1;
+                let Some(j) = ring.owner(&key) else { continue };
+                if news[j].server.addr() == o.server.addr() {
+                    continue;
                 }
-                (_, false) => r.newer_kept += 1,
-                _ => {}
+                r.moving += 1;
+                count_pair(&mut r, &o.server.name, &news[j].server.name);
+                let old_value = o.get(&key)?;
+                let new_value = news[j].get(&key)?;
+                let untouched = match (copied.get(&key), &new_value) {
+                    // copied: the new shard's copy is as written unless a newer write replaced it
+                    (Some(d), Some(v)) => v.digest() == *d,
+                    // copied, then deleted on the new shard: a newer delete
+                    (Some(_), None) => false,
+                    // never copied: the new shard has no newer write unless it has the key
+                    (None, v) => v.is_none(),
+                };
+                match (&old_value, untouched) {
+                    (Some(v), true) => {
+                        if new_value.as_ref() != Some(v) {
+                            news[j].put(&key, v, new_value.as_ref())?;
+                            r.copied += 1;
+                        }
+                        copied.insert(key.clone(), v.digest());
+                    }
+                    (None, _) => {}
+                    (Some(_), false) => r.newer_kept += 1,
+                }
+                if let Some(j) = journal.as_mut() {
+                    writeln!(j, "{}", hex(&key))?;
+                    j.sync_data()?;
+                    o.del(&key)?;
+                    r.deleted += 1;
+                }
+                seen.insert(key);
             }
-            o.del(&key)?;
-            r.deleted += 1;
-            if let Some((k, _)) = copied.get_key_value(key.as_slice()) {
-                seen.insert(k.as_slice(), ());
+            if next == b"0" {
+                break;
             }
+            cursor = next;
         }
     }
-    // copied, then deleted on the old shard before the switch: delete the copy unless rewritten since
-    for (key, d) in &copied {
-        if seen.contains_key(key.as_slice()) {
-            continue;
-        }
-        let Some(j) = ring.owner(key) else { continue };
-        if let Some(v) = news[j].get(key)? {
-            if v.digest() == *d {
-                news[j].del(key)?;
+    // copied, then deleted on the old shard by a client: drop the copy unless written since
+    let gone: Vec<Vec<u8>> = copied
+        .keys()
+        .filter(|k| !seen.contains(*k) && !finished.contains(*k))
+        .cloned()
+        .collect();
+    for key in gone {
+        let Some(j) = ring.owner(&key) else { continue };
+        if let Some(v) = news[j].get(&key)? {
+            if copied.get(&key) == Some(&v.digest()) {
+                news[j].del(&key)?;
                 r.deleted += 1;
             } else {
                 r.newer_kept += 1;
             }
         }
+        copied.remove(&key);
     }
+    // the state: what the new shards hold as this mover wrote it
+    let tmp = state.with_extension("tmp");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    for (k, d) in &copied {
+        writeln!(out, "{} {d}", hex(k))?;
+    }
+    out.flush()?;
+    out.get_ref().sync_data()?;
+    drop(out);
+    std::fs::rename(&tmp, state)?;
     Ok(r)
+}
+
+/// Step 1 (and again, if wanted, right before the switch): copies every key whose shard changes from `old` to
+/// `new` to its new shard, keeping the old copy, and records what it wrote in `state`.
+pub fn copy(old: &ProxyConfig, new: &ProxyConfig, state: &Path) -> Result<Report, Error> {
+    carry(old, new, state, false)
+}
+
+/// Step 3, after every proxy serves `new`: the copy pass once more, then each moved key deleted from its old
+/// shard. Safe to run again if it stops part-way.
+pub fn finish(old: &ProxyConfig, new: &ProxyConfig, state: &Path) -> Result<Report, Error> {
+    carry(old, new, state, true)
 }

@@ -6,6 +6,12 @@ use crate::ring::{KeyHash, Member, Ring};
 use crate::Error;
 use std::fmt::Write as _;
 
+/// The largest weight read back (twemproxy sums weights in 32 bits).
+pub const MAX_WEIGHT: u32 = 1_000_000;
+
+/// The longest server name: nutcracker formats `"<name>-<i>"` into 86 bytes.
+pub const MAX_NAME: usize = 80;
+
 /// One shard as the proxy sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProxyServer {
@@ -22,9 +28,13 @@ pub struct ProxyServer {
 }
 
 impl ProxyServer {
-    /// `host:port`.
+    /// `host:port` (`[host]:port` for an IPv6 address).
     pub fn addr(&self) -> String {
-        format!("{}:{}", self.host, self.port)
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
     }
 }
 
@@ -98,12 +108,30 @@ impl ProxyConfig {
     pub fn parse(text: &str) -> Result<ProxyConfig, Error> {
         let bad = |m: String| Error::Proxy(m);
         let (mut listen, mut hash, mut servers) = (None, None, Vec::new());
+        let mut pools = 0;
         for (n, line) in text.lines().enumerate() {
             let (body, comment) = match line.split_once('#') {
                 Some((b, c)) => (b, c.trim()),
                 None => (line, ""),
             };
+            if !body.trim().is_empty() && !body.starts_with(' ') {
+                pools += 1;
+                if pools > 1 {
+                    return Err(bad(format!(
+                        "line {}: a second pool (cosine routes one pool)",
+                        n + 1
+                    )));
+                }
+            }
             let body = body.trim();
+            if body.starts_with("hash_tag:")
+                || (body.starts_with("auto_eject_hosts:") && body.ends_with("true"))
+            {
+                return Err(bad(format!(
+                    "line {}: {body} changes routing in ways cosine does not reproduce",
+                    n + 1
+                )));
+            }
             if let Some(v) = body.strip_prefix("listen:") {
                 listen = Some(v.trim().to_string());
             } else if let Some(v) = body.strip_prefix("hash:") {
@@ -139,17 +167,45 @@ impl ProxyConfig {
                         n + 1
                     )));
                 };
+                let h = h.trim_start_matches('[').trim_end_matches(']');
+                let weight: u32 = w
+                    .parse()
+                    .ok()
+                    .filter(|w| (1..=MAX_WEIGHT).contains(w))
+                    .ok_or_else(|| {
+                        bad(format!("line {}: weight {w} (1 to {MAX_WEIGHT})", n + 1))
+                    })?;
+                if name.len() > MAX_NAME {
+                    return Err(bad(format!(
+                        "line {}: name {name} is longer than {MAX_NAME} bytes (nutcracker truncates it)",
+                        n + 1
+                    )));
+                }
                 servers.push(ProxyServer {
                     host: h.to_string(),
                     port: p
                         .parse()
-                        .map_err(|_| bad(format!("line {}: port {p}", n + 1)))?,
-                    weight: w
-                        .parse()
-                        .map_err(|_| bad(format!("line {}: weight {w}", n + 1)))?,
+                        .ok()
+                        .filter(|&p: &u16| p > 0)
+                        .ok_or_else(|| bad(format!("line {}: port {p}", n + 1)))?,
+                    weight,
                     name: name.to_string(),
                     vm: comment.to_string(),
                 });
+            }
+        }
+        for (i, s) in servers.iter().enumerate() {
+            if let Some(o) = servers[..i]
+                .iter()
+                .find(|o| o.name == s.name || o.addr() == s.addr())
+            {
+                return Err(bad(format!(
+                    "{} at {} and {} at {}: names and addresses must differ",
+                    o.name,
+                    o.addr(),
+                    s.name,
+                    s.addr()
+                )));
             }
         }
         if servers.is_empty() {
@@ -189,8 +245,19 @@ mod tests {
                 },
             ],
         };
-        assert_eq!(ProxyConfig::parse(&c.to_yaml()).ok(), Some(c));
+        assert_eq!(ProxyConfig::parse(&c.to_yaml()).ok(), Some(c.clone()));
         assert!(ProxyConfig::parse("cosine:\n  listen: x\n  hash: murmur\n").is_err());
         assert!(ProxyConfig::parse("cosine:\n  listen: x\n  hash: md5\n").is_err());
+        let yaml = c.to_yaml();
+        for bad in [
+            yaml.replace(":81 shard-0", ":0 shard-0"),
+            yaml.replace("shard-1", "shard-0"),
+            yaml.replace("::1:7001", "10.0.0.1:6380"),
+            yaml.replace("hash: md5", "hash: md5\n  hash_tag: \"{}\""),
+            yaml.replace("auto_eject_hosts: false", "auto_eject_hosts: true"),
+            yaml.clone() + "other:\n  listen: 127.0.0.1:1\n",
+        ] {
+            assert!(ProxyConfig::parse(&bad).is_err(), "{bad}");
+        }
     }
 }

@@ -102,7 +102,8 @@ pub fn points_of(weight: u32, total: u32, servers: usize) -> u32 {
 impl Ring {
     /// The ring nutcracker builds for these servers (all live) and key hash.
     pub fn new(members: &[Member], hash: KeyHash) -> Ring {
-        let total: u32 = members.iter().map(|m| m.weight).sum();
+        // twemproxy sums in 32 bits; configurations read back keep weights small enough (MAX_WEIGHT)
+        let total = members.iter().fold(0u32, |t, m| t.saturating_add(m.weight));
         let mut points = Vec::new();
         for (i, m) in members.iter().enumerate() {
             let n = points_of(m.weight, total.max(1), members.len());
