@@ -43,8 +43,9 @@ pub struct GenerateArgs {
     /// The engine's port on a host whose line in --hosts gives none.
     #[arg(long, default_value_t = 6380)]
     shard_port: u16,
-    /// The deployment this one grows from (its generated directory, its nutcracker.yml, or its deployment.json):
-    /// kept VMs keep their shard names and addresses, and the README shows which keys move.
+    /// The deployment this one grows from (its generated directory, its nutcracker.yml, or its deployment.json,
+    /// which is laid out as `generate` would with this --base-port): kept VMs keep their shard names and
+    /// addresses, and the README shows which keys move.
     #[arg(long, requires = "deployment")]
     from: Option<String>,
 }

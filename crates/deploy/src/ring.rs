@@ -335,8 +335,8 @@ pub struct Tuned {
 
 /// Names and weights that make each server's share of the ring its target share (targets in any unit).
 ///
-/// The ring's points are random, so weights in proportion to the targets leave shares off by up to about ±20%
-/// at 160 points a server. nutcracker gives a pool about 40 groups of four points a server in all, split by
+/// The ring's points are random, so weights in proportion to the targets leave the worst server's share off by
+/// 4% to 20% at 160 points a server (3 to 32 equal servers named `shard-<i>`; the more servers, the worse). nutcracker gives a pool about 40 groups of four points a server in all, split by
 /// weight; this picks how many groups each server gets (moving one group at a time from one server to another
 /// while the worst relative error falls), then weights that make nutcracker give exactly those counts. A small
 /// server has few groups, each a large part of its share; while the worst server is off by more than 2% and
