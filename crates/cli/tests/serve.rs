@@ -242,13 +242,147 @@ fn commands_behave_like_redis() {
     assert!(matches!(cmds, redis::Value::Array(ref v) if !v.is_empty()));
     let unknown: redis::RedisResult<String> = redis::cmd("FROB").arg("x").query(&mut c);
     assert!(unknown.unwrap_err().to_string().contains("unknown command"));
-    let hello: redis::RedisResult<redis::Value> = redis::cmd("HELLO").arg(3).query(&mut c);
-    assert!(hello.is_err(), "RESP3 is refused cleanly");
+    let hello: redis::RedisResult<redis::Value> = redis::cmd("HELLO").arg(4).query(&mut c);
+    assert!(hello.unwrap_err().to_string().contains("NOPROTO"));
     let pong: String = redis::cmd("PING").query(&mut c).unwrap();
     assert_eq!(pong, "PONG", "the connection survives errors");
     let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
     let size: i64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
     assert_eq!(size, 0);
+    server.shutdown();
+}
+
+/// RESP3, as clients that default to it (redis-py 5 and later) speak: `HELLO 3`, then maps, doubles and nulls;
+/// transactions (redis-py's default pipeline is MULTI ... EXEC); a RESP2 connection to the same server keeps flat
+/// arrays.
+#[test]
+fn resp3_clients_get_maps_doubles_and_nulls() {
+    use redis::Value;
+    let dir = data_dir("serve-resp3");
+    let server = Server::start(dir.path(), &[]);
+    let mut c = redis::Client::open(format!("redis://{}/?protocol=resp3", server.addr))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let hello: Value = redis::cmd("HELLO").arg(3).query(&mut c).unwrap();
+    let Value::Map(fields) = hello else {
+        panic!("HELLO 3 answers a map: {hello:?}")
+    };
+    assert!(fields
+        .iter()
+        .any(|(k, v)| *k == Value::BulkString(b"proto".to_vec()) && *v == Value::Int(3)));
+    let _: () = redis::cmd("SET").arg("k").arg("v").query(&mut c).unwrap();
+    let v: Value = redis::cmd("GET").arg("k").query(&mut c).unwrap();
+    assert_eq!(v, Value::BulkString(b"v".to_vec()));
+    let missing: Value = redis::cmd("GET").arg("nope").query(&mut c).unwrap();
+    assert_eq!(missing, Value::Nil);
+    let _: () = redis::cmd("HSET")
+        .arg("h")
+        .arg("f1")
+        .arg("a")
+        .arg("f2")
+        .arg("b")
+        .query(&mut c)
+        .unwrap();
+    let all: Value = redis::cmd("HGETALL").arg("h").query(&mut c).unwrap();
+    assert!(matches!(all, Value::Map(ref m) if m.len() == 2), "{all:?}");
+    let typed: std::collections::HashMap<String, String> =
+        redis::cmd("HGETALL").arg("h").query(&mut c).unwrap();
+    assert_eq!(typed["f2"], "b");
+    let _: () = redis::cmd("ZADD")
+        .arg("z")
+        .arg(1.5)
+        .arg("m1")
+        .arg(2)
+        .arg("m2")
+        .query(&mut c)
+        .unwrap();
+    let scored: Value = redis::cmd("ZRANGEBYSCORE")
+        .arg("z")
+        .arg("-inf")
+        .arg("+inf")
+        .arg("WITHSCORES")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(
+        scored,
+        Value::Array(vec![
+            Value::Array(vec![Value::BulkString(b"m1".to_vec()), Value::Double(1.5)]),
+            Value::Array(vec![Value::BulkString(b"m2".to_vec()), Value::Double(2.0)]),
+        ])
+    );
+    let config: Value = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("databases")
+        .query(&mut c)
+        .unwrap();
+    assert!(
+        matches!(config, Value::Map(ref m) if m.len() == 1),
+        "{config:?}"
+    );
+    let (a, b, n): (String, Option<String>, i64) = redis::pipe()
+        .cmd("GET")
+        .arg("k")
+        .cmd("GET")
+        .arg("nope")
+        .cmd("INCR")
+        .arg("counter")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!((a.as_str(), b, n), ("v", None, 1));
+    let err: redis::RedisResult<i64> = redis::cmd("INCR").arg("h").query(&mut c);
+    assert!(err.is_err());
+    let pong: String = redis::cmd("PING").query(&mut c).unwrap();
+    assert_eq!(pong, "PONG");
+    // transactions: MULTI ... EXEC answers the queued commands' replies; a refused command aborts it
+    let (n, v): (i64, String) = redis::pipe()
+        .atomic()
+        .cmd("INCR")
+        .arg("counter")
+        .cmd("GET")
+        .arg("k")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!((n, v.as_str()), (2, "v"));
+    let _: () = redis::cmd("MULTI").query(&mut c).unwrap();
+    let queued: String = redis::cmd("SET").arg("t").arg("1").query(&mut c).unwrap();
+    assert_eq!(queued, "QUEUED");
+    assert!(redis::cmd("NOSUCH").query::<Value>(&mut c).is_err());
+    let aborted: redis::RedisResult<Value> = redis::cmd("EXEC").query(&mut c);
+    let aborted = aborted.unwrap_err();
+    assert!(
+        aborted.kind() == redis::ErrorKind::ExecAbortError
+            || aborted.to_string().contains("EXECABORT"),
+        "{aborted}"
+    );
+    let t: Option<String> = redis::cmd("GET").arg("t").query(&mut c).unwrap();
+    assert_eq!(t, None, "an aborted transaction writes nothing");
+    let _: () = redis::cmd("MULTI").query(&mut c).unwrap();
+    let _: String = redis::cmd("SET").arg("t").arg("1").query(&mut c).unwrap();
+    let _: () = redis::cmd("DISCARD").query(&mut c).unwrap();
+    let t: Option<String> = redis::cmd("GET").arg("t").query(&mut c).unwrap();
+    assert_eq!(t, None, "a discarded transaction writes nothing");
+    assert!(redis::cmd("EXEC").query::<Value>(&mut c).is_err());
+    // a RESP2 client meanwhile
+    let mut old = server.client();
+    let flat: Value = redis::cmd("HGETALL").arg("h").query(&mut old).unwrap();
+    assert!(
+        matches!(flat, Value::Array(ref v) if v.len() == 4),
+        "{flat:?}"
+    );
+    let flat: Value = redis::cmd("ZRANGEBYSCORE")
+        .arg("z")
+        .arg("-inf")
+        .arg("+inf")
+        .arg("WITHSCORES")
+        .query(&mut old)
+        .unwrap();
+    assert!(
+        matches!(flat, Value::Array(ref v) if v.len() == 4 && v[1] == Value::BulkString(b"1.5".to_vec())),
+        "{flat:?}"
+    );
+    let nil: Value = redis::cmd("GET").arg("nope").query(&mut old).unwrap();
+    assert_eq!(nil, Value::Nil);
     server.shutdown();
 }
 

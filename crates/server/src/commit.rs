@@ -37,14 +37,16 @@ impl Default for Committer {
 impl Committer {
     /// The committer task over `engine` (spawn it once on the server's runtime; later calls return a task
     /// that ends at once). It ends when [`Committer::stop`] was called and the queue is drained.
+    /// Each group is written holding `shared` shared (a transaction's EXEC holds it exclusively).
     pub fn run(
         &self,
         engine: Arc<Engine>,
+        shared: Arc<parking_lot::RwLock<()>>,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let rx = self.rx.lock().take();
         async move {
             if let Some(rx) = rx {
-                commit_loop(engine, rx).await;
+                commit_loop(engine, shared, rx).await;
             }
         }
     }
@@ -71,7 +73,11 @@ impl Committer {
     }
 }
 
-async fn commit_loop(engine: Arc<Engine>, mut rx: mpsc::UnboundedReceiver<Job>) {
+async fn commit_loop(
+    engine: Arc<Engine>,
+    shared: Arc<parking_lot::RwLock<()>>,
+    mut rx: mpsc::UnboundedReceiver<Job>,
+) {
     while let Some(first) = rx.recv().await {
         let mut jobs = vec![first];
         let mut count = jobs[0].0.len();
@@ -85,8 +91,9 @@ async fn commit_loop(engine: Arc<Engine>, mut rx: mpsc::UnboundedReceiver<Job>) 
             }
         }
         let (pairs, replies): (Vec<Vec<Pair>>, Vec<_>) = jobs.into_iter().unzip();
-        let engine = engine.clone();
+        let (engine, shared) = (engine.clone(), shared.clone());
         let outcome = tokio::task::spawn_blocking(move || {
+            let _shared = shared.read();
             let batch: Vec<(&[u8], Option<&[u8]>)> = pairs
                 .iter()
                 .flatten()

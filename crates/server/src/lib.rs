@@ -1,5 +1,6 @@
-//! `cosine-server`: the engine behind the Redis protocol (RESP2 over tokio), so that redis-cli,
-//! redis-benchmark and YCSB's Redis binding work against a Cosine engine.
+//! `cosine-server`: the engine behind the Redis protocol (RESP2, and RESP3 for a connection that sends
+//! `HELLO 3`, over tokio), so that redis-cli, redis-benchmark, redis-py at its defaults and YCSB's Redis binding
+//! work against a Cosine engine.
 //!
 //! Requests may be pipelined; each connection's malformed stream gets an error reply and only that connection
 //! is closed; requests above `max_request_bytes` and connections above `max_connections` are refused with an
@@ -15,10 +16,10 @@ pub mod commit;
 pub mod resp;
 pub mod store;
 
-use commands::{Control, Db};
+use commands::{is_transaction_command, Control, Db, Transaction};
 use cosine_design::Design;
 use cosine_engine::{Engine, Options};
-use resp::Reply;
+use resp::{Protocol, Reply};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -113,7 +114,7 @@ pub async fn serve(
         source,
     })?;
     ready(addr);
-    tokio::spawn(db.committer.run(db.engine.clone()));
+    tokio::spawn(db.committer.run(db.engine.clone(), db.exclusive.clone()));
     let stop = Arc::new(Notify::new());
     let slots = Arc::new(Semaphore::new(opts.max_connections));
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -151,7 +152,28 @@ pub async fn serve(
     Ok(())
 }
 
+/// The protocol each request's reply is encoded in: a `HELLO 2|3` switches the connection, its own reply
+/// included.
+fn protocols(requests: &[Vec<Vec<u8>>], proto: &mut Protocol) -> Vec<Protocol> {
+    requests
+        .iter()
+        .map(|args| {
+            if args
+                .first()
+                .is_some_and(|c| c.eq_ignore_ascii_case(b"HELLO"))
+            {
+                if let Ok(Some(p)) = Db::hello_protocol(&args[1..]) {
+                    *proto = p;
+                }
+            }
+            *proto
+        })
+        .collect()
+}
+
 async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: usize) {
+    let mut proto = Protocol::Resp2;
+    let mut multi: Option<Transaction> = None;
     let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -180,7 +202,10 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
                 }
             }
         }
-        let sets: Option<Vec<(Vec<u8>, Vec<u8>)>> = if requests.is_empty() {
+        let protos = protocols(&requests, &mut proto);
+        // a transaction (open, or opened in this batch) keeps every request on the ordered path
+        let ordered = multi.is_some() || requests.iter().any(|a| is_transaction_command(a));
+        let sets: Option<Vec<(Vec<u8>, Vec<u8>)>> = if requests.is_empty() || ordered {
             None
         } else {
             requests.iter().map(|a| Db::plain_set(a)).collect()
@@ -196,39 +221,42 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
             for _ in 0..n {
                 reply.encode(&mut out);
             }
-        } else if !requests.is_empty() && requests.iter().all(|a| Db::is_point_read(a)) {
+        } else if !requests.is_empty() && !ordered && requests.iter().all(|a| Db::is_point_read(a))
+        {
             // point reads cost a few block reads at most: answered on the event loop, as Redis does, without a
             // hop to the blocking pool
-            for args in &requests {
-                db.execute(args).0.encode(&mut out);
+            for (args, p) in requests.iter().zip(&protos) {
+                db.execute(args).0.encode_as(*p, &mut out);
             }
         } else if !requests.is_empty() {
             let db2 = db.clone();
             // other engine calls may block longer (scans, log fsyncs): run them on the blocking pool, so that
             // many connections can wait on one group-commit fsync at once
+            let mut tx = multi.take();
             let done = tokio::task::spawn_blocking(move || {
                 let mut replies = Vec::new();
                 let mut control = Control::Continue;
                 for args in &requests {
-                    let (r, c) = db2.execute(args);
+                    let (r, c) = db2.execute_in(&mut tx, args);
                     replies.push(r);
                     if c != Control::Continue {
                         control = c;
                         break;
                     }
                 }
-                (replies, control)
+                (replies, control, tx)
             })
             .await;
-            let Ok((replies, c)) = done else { return };
-            for r in replies {
-                r.encode(&mut out);
+            let Ok((replies, c, tx)) = done else { return };
+            multi = tx;
+            for (r, p) in replies.iter().zip(&protos) {
+                r.encode_as(*p, &mut out);
             }
             control = c;
         }
         buf.drain(..consumed);
         if let Some(e) = &protocol_error {
-            Reply::err(format!("ERR {e}")).encode(&mut out);
+            Reply::err(format!("ERR {e}")).encode_as(proto, &mut out);
         }
         if socket.write_all(&out).await.is_err() {
             return;

@@ -1,4 +1,5 @@
-//! RESP2: parsing requests (arrays of bulk strings, and inline commands) and encoding replies.
+//! RESP: parsing requests (arrays of bulk strings, and inline commands) and encoding replies in RESP2, or in
+//! RESP3 for a connection that asked for it with `HELLO 3`.
 
 use thiserror::Error;
 
@@ -100,8 +101,18 @@ pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<Parsed>, ProtocolErr
     Ok(Some((args, pos)))
 }
 
+/// The protocol a connection speaks: RESP2 until it sends `HELLO 3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// RESP2 (every client's default).
+    #[default]
+    Resp2,
+    /// RESP3: maps, doubles, nulls.
+    Resp3,
+}
+
 /// A reply.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
     /// `+OK`.
     Simple(String),
@@ -109,10 +120,17 @@ pub enum Reply {
     Error(String),
     /// `:n`.
     Integer(i64),
-    /// `$n` bulk string, or the null bulk string.
+    /// `$n` bulk string, or the null bulk string (RESP3: null).
     Bulk(Option<Vec<u8>>),
-    /// `*n` array, or the null array.
+    /// `*n` array, or the null array (RESP3: null).
     Array(Option<Vec<Reply>>),
+    /// A map (RESP3 `%n`; in RESP2 a flat array of key, value, ...).
+    Map(Vec<(Reply, Reply)>),
+    /// Pairs such as a sorted set's members with scores (RESP3 an array of two-element arrays, as Redis 7
+    /// replies; in RESP2 a flat array).
+    Pairs(Vec<(Reply, Reply)>),
+    /// A floating-point number (RESP3 `,x`; in RESP2 a bulk string).
+    Double(f64),
 }
 
 impl Reply {
@@ -131,8 +149,14 @@ impl Reply {
         Reply::Bulk(Some(b.into()))
     }
 
-    /// Appends the encoding to `out`.
+    /// Appends the RESP2 encoding to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_as(Protocol::Resp2, out)
+    }
+
+    /// Appends the encoding in `proto` to `out`.
+    pub fn encode_as(&self, proto: Protocol, out: &mut Vec<u8>) {
+        let resp3 = proto == Protocol::Resp3;
         match self {
             Reply::Simple(s) => {
                 out.push(b'+');
@@ -145,6 +169,7 @@ impl Reply {
                 out.extend_from_slice(b"\r\n");
             }
             Reply::Integer(n) => out.extend_from_slice(format!(":{n}\r\n").as_bytes()),
+            Reply::Bulk(None) | Reply::Array(None) if resp3 => out.extend_from_slice(b"_\r\n"),
             Reply::Bulk(None) => out.extend_from_slice(b"$-1\r\n"),
             Reply::Bulk(Some(b)) => {
                 out.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
@@ -155,9 +180,40 @@ impl Reply {
             Reply::Array(Some(items)) => {
                 out.extend_from_slice(format!("*{}\r\n", items.len()).as_bytes());
                 for i in items {
-                    i.encode(out);
+                    i.encode_as(proto, out);
                 }
             }
+            Reply::Map(pairs) if resp3 => {
+                out.extend_from_slice(format!("%{}\r\n", pairs.len()).as_bytes());
+                for (k, v) in pairs {
+                    k.encode_as(proto, out);
+                    v.encode_as(proto, out);
+                }
+            }
+            Reply::Pairs(pairs) if resp3 => {
+                out.extend_from_slice(format!("*{}\r\n", pairs.len()).as_bytes());
+                for (k, v) in pairs {
+                    out.extend_from_slice(b"*2\r\n");
+                    k.encode_as(proto, out);
+                    v.encode_as(proto, out);
+                }
+            }
+            Reply::Map(pairs) | Reply::Pairs(pairs) => {
+                out.extend_from_slice(format!("*{}\r\n", 2 * pairs.len()).as_bytes());
+                for (k, v) in pairs {
+                    k.encode_as(proto, out);
+                    v.encode_as(proto, out);
+                }
+            }
+            Reply::Double(x) if resp3 => {
+                let text = if x.is_nan() {
+                    "nan".to_string()
+                } else {
+                    format!("{x}")
+                };
+                out.extend_from_slice(format!(",{text}\r\n").as_bytes());
+            }
+            Reply::Double(x) => Reply::bulk(format!("{x}")).encode_as(proto, out),
         }
     }
 }
@@ -207,5 +263,28 @@ mod tests {
         ]))
         .encode(&mut out);
         assert_eq!(out, b"*5\r\n+OK\r\n:3\r\n$-1\r\n$1\r\nx\r\n-ERR no\r\n");
+    }
+
+    #[test]
+    fn encodes_resp3_and_falls_back_to_resp2() {
+        let reply = Reply::Array(Some(vec![
+            Reply::Map(vec![(Reply::bulk("f"), Reply::bulk("v"))]),
+            Reply::Pairs(vec![(Reply::bulk("m"), Reply::Double(1.5))]),
+            Reply::Bulk(None),
+            Reply::Array(None),
+            Reply::Double(f64::NEG_INFINITY),
+        ]));
+        let mut out = Vec::new();
+        reply.encode_as(Protocol::Resp3, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "*5\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n*1\r\n*2\r\n$1\r\nm\r\n,1.5\r\n_\r\n_\r\n,-inf\r\n"
+        );
+        let mut out = Vec::new();
+        reply.encode(&mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "*5\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n*2\r\n$1\r\nm\r\n$3\r\n1.5\r\n$-1\r\n*-1\r\n$4\r\n-inf\r\n"
+        );
     }
 }

@@ -4,20 +4,57 @@ use super::*;
 
 impl Db {
     pub(super) fn hello(&self, a: &[Vec<u8>]) -> Reply {
-        match a.first().map(|v| int_arg(v)) {
-            Some(Some(3)) => Reply::err("NOPROTO this server speaks RESP2 only"),
-            Some(Some(2)) | None => Reply::Array(Some(vec![
-                Reply::bulk("server"),
-                Reply::bulk("cosine"),
+        let proto = match Db::hello_protocol(a) {
+            Ok(p) => p,
+            Err(e) => return e,
+        };
+        Reply::Map(vec![
+            (Reply::bulk("server"), Reply::bulk("cosine")),
+            (
                 Reply::bulk("version"),
                 Reply::bulk(env!("CARGO_PKG_VERSION")),
+            ),
+            (
                 Reply::bulk("proto"),
-                Reply::Integer(2),
-                Reply::bulk("mode"),
-                Reply::bulk("standalone"),
-            ])),
-            _ => Reply::err("NOPROTO unsupported protocol version"),
+                Reply::Integer(match proto {
+                    Some(Protocol::Resp3) => 3,
+                    _ => 2,
+                }),
+            ),
+            (Reply::bulk("id"), Reply::Integer(1)),
+            (Reply::bulk("mode"), Reply::bulk("standalone")),
+            (Reply::bulk("role"), Reply::bulk("master")),
+            (Reply::bulk("modules"), Reply::Array(Some(Vec::new()))),
+        ])
+    }
+
+    /// The protocol `HELLO [protover [AUTH user pass] [SETNAME name]]` asks for (None: unchanged), or its error
+    /// reply. The connection switches before the reply, which is in the new protocol.
+    pub fn hello_protocol(a: &[Vec<u8>]) -> Result<Option<Protocol>, Reply> {
+        let proto = match a.first().map(|v| int_arg(v)) {
+            None => None,
+            Some(Some(2)) => Some(Protocol::Resp2),
+            Some(Some(3)) => Some(Protocol::Resp3),
+            Some(Some(_)) => return Err(Reply::err("NOPROTO unsupported protocol version")),
+            Some(None) => {
+                return Err(Reply::err(
+                    "ERR Protocol version is not an integer or out of range",
+                ))
+            }
+        };
+        let mut i = 1;
+        while i < a.len() {
+            match String::from_utf8_lossy(&a[i]).to_ascii_uppercase().as_str() {
+                "SETNAME" if i + 1 < a.len() => i += 2,
+                "AUTH" if i + 2 < a.len() => {
+                    return Err(Reply::err(
+                        "ERR AUTH called without any password configured for the default user",
+                    ))
+                }
+                _ => return Err(Reply::err("ERR syntax error in HELLO option")),
+            }
         }
+        Ok(proto)
     }
 
     pub(super) fn command(&self, a: &[Vec<u8>]) -> Reply {
@@ -61,10 +98,10 @@ impl Db {
                     "databases" => Some("1"),
                     _ => None,
                 };
-                Reply::Array(Some(match value {
-                    Some(v) => vec![Reply::bulk(key), Reply::bulk(v)],
+                Reply::Map(match value {
+                    Some(v) => vec![(Reply::bulk(key), Reply::bulk(v))],
                     None => Vec::new(),
-                }))
+                })
             }
             Some(s) if s == "SET" || s == "RESETSTAT" => Reply::ok(),
             _ => Reply::err("ERR CONFIG subcommand must be GET, SET or RESETSTAT"),

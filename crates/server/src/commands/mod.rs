@@ -1,7 +1,7 @@
 //! The commands: Redis semantics on the engine. Each runs to completion (the engine is synchronous); the
 //! connection task calls them inside `block_in_place`.
 
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 use crate::store::{self, HASH, INTERNAL, STRING, ZSET};
 use cosine_design::Design;
 use cosine_engine::{Engine, Error as EngineError};
@@ -34,6 +34,26 @@ pub struct Db {
     pub started: std::time::Instant,
     /// Group commit of plain SETs across connections.
     pub committer: crate::commit::Committer,
+    /// Held shared by every command and group commit, and exclusively while EXEC runs a transaction, so that
+    /// nothing interleaves with one.
+    pub exclusive: Arc<parking_lot::RwLock<()>>,
+}
+
+/// A connection's open transaction (after MULTI): the commands queued for EXEC, and whether one was refused
+/// (EXEC then discards the transaction, as Redis does).
+#[derive(Debug, Default)]
+pub struct Transaction {
+    queued: Vec<Vec<Vec<u8>>>,
+    dirty: bool,
+}
+
+/// Whether a request is MULTI, EXEC, DISCARD, WATCH or UNWATCH: the connection then takes the ordered path.
+pub fn is_transaction_command(args: &[Vec<u8>]) -> bool {
+    args.first().is_some_and(|c| {
+        [&b"MULTI"[..], b"EXEC", b"DISCARD", b"WATCH", b"UNWATCH"]
+            .iter()
+            .any(|t| c.eq_ignore_ascii_case(t))
+    })
 }
 
 /// A key and its stored value.
@@ -84,6 +104,7 @@ impl Db {
     pub fn new(engine: Arc<Engine>, design: Design) -> Self {
         Db {
             committer: crate::commit::Committer::default(),
+            exclusive: Arc::new(parking_lot::RwLock::new(())),
             engine,
             design,
             commands: AtomicU64::new(0),
@@ -124,8 +145,75 @@ impl Db {
         }
     }
 
+    /// Runs one request of a connection that may be in a transaction: MULTI opens one, the commands after it
+    /// are checked and queued (`+QUEUED`), EXEC runs them with nothing else interleaving and answers their
+    /// replies in one array, DISCARD drops them. WATCH is refused (no optimistic locking here).
+    pub fn execute_in(&self, tx: &mut Option<Transaction>, args: &[Vec<u8>]) -> (Reply, Control) {
+        let cmd = args
+            .first()
+            .map(|c| String::from_utf8_lossy(c).to_ascii_uppercase())
+            .unwrap_or_default();
+        let reply = match (tx.as_mut(), cmd.as_str()) {
+            (_, "WATCH") => Reply::err("ERR WATCH is not supported by this server"),
+            (_, "UNWATCH") => Reply::ok(),
+            (None, "MULTI") => {
+                *tx = Some(Transaction::default());
+                Reply::ok()
+            }
+            (None, "EXEC") => Reply::err("ERR EXEC without MULTI"),
+            (None, "DISCARD") => Reply::err("ERR DISCARD without MULTI"),
+            (None, _) => return self.execute(args),
+            (Some(_), "MULTI") => Reply::err("ERR MULTI calls can not be nested"),
+            (Some(_), "DISCARD") => {
+                *tx = None;
+                Reply::ok()
+            }
+            (Some(_), "EXEC") => match tx.take() {
+                Some(t) if t.dirty => {
+                    Reply::err("EXECABORT Transaction discarded because of previous errors.")
+                }
+                Some(t) => self.exec(&t.queued),
+                None => Reply::err("ERR EXEC without MULTI"),
+            },
+            (Some(t), _) => match Self::queueable(&cmd, args.len() as i64) {
+                Ok(()) => {
+                    t.queued.push(args.to_vec());
+                    Reply::Simple("QUEUED".into())
+                }
+                Err(e) => {
+                    t.dirty = true;
+                    e
+                }
+            },
+        };
+        (reply, Control::Continue)
+    }
+
+    /// Whether a command may be queued: known, with a valid number of arguments.
+    fn queueable(cmd: &str, argc: i64) -> Result<(), Reply> {
+        match COMMANDS.iter().find(|(name, _)| *name == cmd) {
+            None => Err(Reply::err(format!("ERR unknown command '{cmd}'"))),
+            // Redis arity: n exactly, or -n for at least n (the command's name counted)
+            Some((_, n)) if (*n >= 0 && argc != *n) || (*n < 0 && argc < -*n) => {
+                Err(arity(&cmd.to_lowercase()))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Runs a transaction's commands with every other command and group commit held off.
+    fn exec(&self, queued: &[Vec<Vec<u8>>]) -> Reply {
+        let _only = self.exclusive.write();
+        Reply::Array(Some(queued.iter().map(|args| self.run(args).0).collect()))
+    }
+
     /// Runs one command.
     pub fn execute(&self, args: &[Vec<u8>]) -> (Reply, Control) {
+        let _shared = self.exclusive.read();
+        self.run(args)
+    }
+
+    fn run(&self, args: &[Vec<u8>]) -> (Reply, Control) {
         self.commands.fetch_add(1, Ordering::Relaxed);
         let Some(name) = args.first() else {
             return (Reply::err("ERR empty command"), Control::Continue);
@@ -201,11 +289,11 @@ impl Db {
                 Err(r) => r,
             },
             "HGETALL" if a.len() == 1 => match self.load_hash(&a[0]) {
-                Ok(h) => Reply::Array(Some(
+                Ok(h) => Reply::Map(
                     h.into_iter()
-                        .flat_map(|(f, v)| [Reply::bulk(f), Reply::bulk(v)])
+                        .map(|(f, v)| (Reply::bulk(f), Reply::bulk(v)))
                         .collect(),
-                )),
+                ),
                 Err(r) => r,
             },
             "HLEN" if a.len() == 1 => match self.load_hash(&a[0]) {
@@ -298,6 +386,10 @@ const COMMANDS: &[(&str, i64)] = &[
     ("KEYS", 2),
     ("RANGE", -3),
     ("DBSIZE", 1),
+    ("MULTI", 1),
+    ("EXEC", 1),
+    ("DISCARD", 1),
+    ("UNWATCH", 1),
     ("FLUSHALL", -1),
     ("FLUSHDB", -1),
     ("INFO", -1),

@@ -150,14 +150,15 @@ impl Db {
                 skipped += 1;
                 continue;
             }
-            if out.len() / if with_scores { 2 } else { 1 } >= count {
+            if out.len() >= count {
                 break;
             }
-            out.push(Reply::bulk(rest[8..].to_vec()));
-            if with_scores {
-                out.push(Reply::bulk(format!("{score}")));
-            }
+            out.push((Reply::bulk(rest[8..].to_vec()), Reply::Double(score)));
         }
-        Reply::Array(Some(out))
+        if with_scores {
+            Reply::Pairs(out)
+        } else {
+            Reply::Array(Some(out.into_iter().map(|(m, _)| m).collect()))
+        }
     }
 }
