@@ -386,6 +386,113 @@ fn resp3_clients_get_maps_doubles_and_nulls() {
     server.shutdown();
 }
 
+/// What RESP3 and transactions put on the wire, read raw: nulls are `_`, HELLO's map is `%`, a transaction may
+/// arrive across several writes and mix with plain SETs, QUIT inside one closes the connection, SHUTDOWN inside
+/// one aborts it; and nothing another client does lands between a transaction's commands.
+#[test]
+fn resp3_and_transactions_on_the_wire() {
+    use std::io::{Read, Write};
+    let dir = data_dir("serve-resp3-raw");
+    let server = Server::start(dir.path(), &[]);
+    let mut s = server.raw();
+    let read_until = |s: &mut TcpStream, want: &str| -> String {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains(want) {
+            let n = s.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "closed before {want:?}: {:?}",
+                String::from_utf8_lossy(&got)
+            );
+            got.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&got).into_owned()
+    };
+    s.write_all(b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n").unwrap();
+    let hello = read_until(&mut s, "modules");
+    assert!(hello.starts_with("%7\r\n"), "{hello:?}");
+    s.write_all(b"*2\r\n$3\r\nGET\r\n$7\r\nmissing\r\n")
+        .unwrap();
+    assert_eq!(read_until(&mut s, "\r\n"), "_\r\n");
+    // a transaction across three writes, after plain SETs in the same write as MULTI
+    s.write_all(b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*1\r\n$5\r\nMULTI\r\n")
+        .unwrap();
+    assert_eq!(read_until(&mut s, "+OK\r\n+OK\r\n"), "+OK\r\n+OK\r\n");
+    s.write_all(b"*2\r\n$4\r\nINCR\r\n$1\r\na\r\n").unwrap();
+    assert_eq!(read_until(&mut s, "\r\n"), "+QUEUED\r\n");
+    s.write_all(b"*2\r\n$3\r\nGET\r\n$1\r\nb\r\n*1\r\n$4\r\nEXEC\r\n")
+        .unwrap();
+    assert_eq!(read_until(&mut s, "_\r\n"), "+QUEUED\r\n*2\r\n:2\r\n_\r\n");
+    // SHUTDOWN inside a transaction aborts it (and the server keeps running)
+    s.write_all(b"*1\r\n$5\r\nMULTI\r\n*1\r\n$8\r\nSHUTDOWN\r\n*1\r\n$4\r\nEXEC\r\n")
+        .unwrap();
+    let out = read_until(&mut s, "EXECABORT");
+    assert!(out.contains("not allowed inside a transaction"), "{out:?}");
+    // QUIT inside one closes the connection at once
+    s.write_all(b"*1\r\n$5\r\nMULTI\r\n*1\r\n$4\r\nQUIT\r\n")
+        .unwrap();
+    assert_eq!(read_until(&mut s, "+OK\r\n+OK\r\n"), "+OK\r\n+OK\r\n");
+    let mut rest = Vec::new();
+    assert_eq!(
+        s.read_to_end(&mut rest).unwrap_or(0),
+        0,
+        "closed after QUIT"
+    );
+
+    // isolation: another client increments a counter as fast as it can; a transaction reading it twice sees
+    // one value
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, mut c) = (stop.clone(), server.client());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _: i64 = redis::cmd("INCR").arg("hot").query(&mut c).unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    let mut c = server.client();
+    // a scan between the two reads gives the writer time to land in between, as it does outside a transaction
+    let mut fill = redis::pipe();
+    for i in 0..2000 {
+        fill.cmd("SET").arg(format!("fill:{i}")).arg(i).ignore();
+    }
+    let _: () = fill.query(&mut c).unwrap();
+    let mut moved = 0;
+    for _ in 0..100 {
+        let (a, _, b): (Option<i64>, Vec<String>, Option<i64>) = redis::pipe()
+            .atomic()
+            .cmd("GET")
+            .arg("hot")
+            .cmd("KEYS")
+            .arg("fill:*")
+            .cmd("GET")
+            .arg("hot")
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(a, b, "a write landed inside a transaction");
+        let (x, _, y): (Option<i64>, Vec<String>, Option<i64>) = redis::pipe()
+            .cmd("GET")
+            .arg("hot")
+            .cmd("KEYS")
+            .arg("fill:*")
+            .cmd("GET")
+            .arg("hot")
+            .query(&mut c)
+            .unwrap();
+        moved += usize::from(x != y);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(writer.join().unwrap() > 0);
+    eprintln!(
+        "outside transactions, {moved} of 100 pipelines saw the counter move between their reads"
+    );
+    server.shutdown();
+}
+
 #[test]
 fn pipelining_and_persistence_across_restarts() {
     let dir = data_dir("serve-persist");

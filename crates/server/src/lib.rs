@@ -152,25 +152,6 @@ pub async fn serve(
     Ok(())
 }
 
-/// The protocol each request's reply is encoded in: a `HELLO 2|3` switches the connection, its own reply
-/// included.
-fn protocols(requests: &[Vec<Vec<u8>>], proto: &mut Protocol) -> Vec<Protocol> {
-    requests
-        .iter()
-        .map(|args| {
-            if args
-                .first()
-                .is_some_and(|c| c.eq_ignore_ascii_case(b"HELLO"))
-            {
-                if let Ok(Some(p)) = Db::hello_protocol(&args[1..]) {
-                    *proto = p;
-                }
-            }
-            *proto
-        })
-        .collect()
-}
-
 async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: usize) {
     let mut proto = Protocol::Resp2;
     let mut multi: Option<Transaction> = None;
@@ -202,7 +183,6 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
                 }
             }
         }
-        let protos = protocols(&requests, &mut proto);
         // a transaction (open, or opened in this batch) keeps every request on the ordered path
         let ordered = multi.is_some() || requests.iter().any(|a| is_transaction_command(a));
         let sets: Option<Vec<(Vec<u8>, Vec<u8>)>> = if requests.is_empty() || ordered {
@@ -225,31 +205,60 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
         {
             // point reads cost a few block reads at most: answered on the event loop, as Redis does, without a
             // hop to the blocking pool
-            for (args, p) in requests.iter().zip(&protos) {
-                db.execute(args).0.encode_as(*p, &mut out);
+            match db.try_point_reads(&requests) {
+                Some(replies) => {
+                    for r in replies {
+                        r.encode_as(proto, &mut out);
+                    }
+                }
+                // a transaction runs or waits: the event loop must not wait with it
+                None => {
+                    let db2 = db.clone();
+                    let Ok(replies) = tokio::task::spawn_blocking(move || {
+                        requests
+                            .iter()
+                            .map(|a| db2.execute(a).0)
+                            .collect::<Vec<_>>()
+                    })
+                    .await
+                    else {
+                        return;
+                    };
+                    for r in replies {
+                        r.encode_as(proto, &mut out);
+                    }
+                }
             }
         } else if !requests.is_empty() {
             let db2 = db.clone();
             // other engine calls may block longer (scans, log fsyncs): run them on the blocking pool, so that
             // many connections can wait on one group-commit fsync at once
             let mut tx = multi.take();
+            let mut p = proto;
             let done = tokio::task::spawn_blocking(move || {
                 let mut replies = Vec::new();
                 let mut control = Control::Continue;
                 for args in &requests {
-                    let (r, c) = db2.execute_in(&mut tx, args);
-                    replies.push(r);
-                    if c != Control::Continue {
+                    let (r, c) = db2.execute_in(&mut tx, args, p);
+                    if let Control::Protocol(next) = c {
+                        // HELLO's own reply is in the protocol it switched to
+                        p = next;
+                    }
+                    replies.push((r, p));
+                    if matches!(c, Control::Close | Control::Shutdown) {
                         control = c;
                         break;
                     }
                 }
-                (replies, control, tx)
+                (replies, control, tx, p)
             })
             .await;
-            let Ok((replies, c, tx)) = done else { return };
+            let Ok((replies, c, tx, p)) = done else {
+                return;
+            };
             multi = tx;
-            for (r, p) in replies.iter().zip(&protos) {
+            proto = p;
+            for (r, p) in &replies {
                 r.encode_as(*p, &mut out);
             }
             control = c;

@@ -101,6 +101,32 @@ pub fn parse(buf: &[u8], max_bytes: usize) -> Result<Option<Parsed>, ProtocolErr
     Ok(Some((args, pos)))
 }
 
+/// A double as Redis writes it (C's `%.17g` rounded to the shortest text that reads back the same): plain
+/// digits for exponents from −5 to 16, else `d.ddde±XX`; `inf`, `-inf`, `nan`.
+pub fn double_text(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let exp = x.abs().log10().floor();
+    if (-5.0..17.0).contains(&exp) {
+        return format!("{x}");
+    }
+    let s = format!("{x:e}");
+    let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
+    let e: i32 = e.parse().unwrap_or(0);
+    format!(
+        "{mantissa}e{}{:02}",
+        if e < 0 { '-' } else { '+' },
+        e.unsigned_abs()
+    )
+}
+
 /// The protocol a connection speaks: RESP2 until it sends `HELLO 3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Protocol {
@@ -206,14 +232,9 @@ impl Reply {
                 }
             }
             Reply::Double(x) if resp3 => {
-                let text = if x.is_nan() {
-                    "nan".to_string()
-                } else {
-                    format!("{x}")
-                };
-                out.extend_from_slice(format!(",{text}\r\n").as_bytes());
+                out.extend_from_slice(format!(",{}\r\n", double_text(*x)).as_bytes());
             }
-            Reply::Double(x) => Reply::bulk(format!("{x}")).encode_as(proto, out),
+            Reply::Double(x) => Reply::bulk(double_text(*x)).encode_as(proto, out),
         }
     }
 }
@@ -263,6 +284,25 @@ mod tests {
         ]))
         .encode(&mut out);
         assert_eq!(out, b"*5\r\n+OK\r\n:3\r\n$-1\r\n$1\r\nx\r\n-ERR no\r\n");
+    }
+
+    #[test]
+    fn doubles_read_as_redis_writes_them() {
+        for (x, text) in [
+            (1.5, "1.5"),
+            (2.0, "2"),
+            (-0.25, "-0.25"),
+            (1e20, "1e+20"),
+            (1e-7, "1e-07"),
+            (1.5e-300, "1.5e-300"),
+            (123456789.0, "123456789"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (-0.0, "0"),
+        ] {
+            assert_eq!(double_text(x), text);
+            assert_eq!(text.parse::<f64>().ok(), Some(x), "{text} reads back");
+        }
     }
 
     #[test]

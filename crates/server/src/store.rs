@@ -59,6 +59,8 @@ pub fn decode_hash(b: &[u8]) -> Option<BTreeMap<Vec<u8>, Vec<u8>>> {
 
 /// An f64 as 8 bytes whose byte order is the numeric order.
 pub fn score_bytes(x: f64) -> [u8; 8] {
+    // −0 and +0 are one score (Redis compares them equal)
+    let x = if x == 0.0 { 0.0 } else { x };
     let bits = x.to_bits();
     let ordered = if bits >> 63 == 1 {
         !bits
@@ -178,8 +180,10 @@ mod tests {
             assert!(score_bytes(w[0]) <= score_bytes(w[1]), "{w:?}");
         }
         for x in xs {
-            assert_eq!(score_of(&score_bytes(x)).unwrap().to_bits(), x.to_bits());
+            assert_eq!(score_of(&score_bytes(x)), Some(x));
         }
+        // −0 and +0 are one score: ZRANGEBYSCORE z 0 0 finds a member added with −0
+        assert_eq!(score_bytes(-0.0), score_bytes(0.0));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 """redis-py at its defaults against `cosine serve` (CI runs it; see .ci/run).
 
-redis-py 5 and later open each connection with HELLO 3 (RESP3) unless told protocol=2, and their pipelines are
+redis-py 8 opens each connection with HELLO 3 (RESP3) unless told protocol=2, and its pipelines are
 transactions (MULTI ... EXEC) unless told otherwise: this checks that such a client round-trips strings, hashes,
 sorted sets, pipelines of both kinds and errors, and that a RESP2 client still works.
 

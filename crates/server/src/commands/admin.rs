@@ -3,12 +3,14 @@
 use super::*;
 
 impl Db {
-    pub(super) fn hello(&self, a: &[Vec<u8>]) -> Reply {
+    /// HELLO's reply, in the protocol it asks for (or `current`), and the protocol it switches to.
+    pub(super) fn hello(&self, a: &[Vec<u8>], current: Protocol) -> (Reply, Option<Protocol>) {
         let proto = match Db::hello_protocol(a) {
             Ok(p) => p,
-            Err(e) => return e,
+            Err(e) => return (e, None),
         };
-        Reply::Map(vec![
+        let shown = proto.unwrap_or(current);
+        let reply = Reply::Map(vec![
             (Reply::bulk("server"), Reply::bulk("cosine")),
             (
                 Reply::bulk("version"),
@@ -16,16 +18,17 @@ impl Db {
             ),
             (
                 Reply::bulk("proto"),
-                Reply::Integer(match proto {
-                    Some(Protocol::Resp3) => 3,
-                    _ => 2,
+                Reply::Integer(match shown {
+                    Protocol::Resp3 => 3,
+                    Protocol::Resp2 => 2,
                 }),
             ),
             (Reply::bulk("id"), Reply::Integer(1)),
             (Reply::bulk("mode"), Reply::bulk("standalone")),
             (Reply::bulk("role"), Reply::bulk("master")),
             (Reply::bulk("modules"), Reply::Array(Some(Vec::new()))),
-        ])
+        ]);
+        (reply, proto)
     }
 
     /// The protocol `HELLO [protover [AUTH user pass] [SETNAME name]]` asks for (None: unchanged), or its error
@@ -46,11 +49,9 @@ impl Db {
         while i < a.len() {
             match String::from_utf8_lossy(&a[i]).to_ascii_uppercase().as_str() {
                 "SETNAME" if i + 1 < a.len() => i += 2,
-                "AUTH" if i + 2 < a.len() => {
-                    return Err(Reply::err(
-                        "ERR AUTH called without any password configured for the default user",
-                    ))
-                }
+                // no users or passwords here: every client is the default user, as a Redis without
+                // requirepass accepts any credentials in HELLO
+                "AUTH" if i + 2 < a.len() => i += 3,
                 _ => return Err(Reply::err("ERR syntax error in HELLO option")),
             }
         }

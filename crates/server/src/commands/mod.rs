@@ -1,5 +1,5 @@
 //! The commands: Redis semantics on the engine. Each runs to completion (the engine is synchronous); the
-//! connection task calls them inside `block_in_place`.
+//! connection task runs point reads on the event loop and everything else on the blocking pool.
 
 use crate::resp::{Protocol, Reply};
 use crate::store::{self, HASH, INTERNAL, STRING, ZSET};
@@ -14,6 +14,8 @@ use std::sync::Arc;
 pub enum Control {
     /// Read the next request.
     Continue,
+    /// Read the next request; replies from this one on are in this protocol (HELLO).
+    Protocol(Protocol),
     /// Close this connection (QUIT).
     Close,
     /// Stop the server (SHUTDOWN).
@@ -145,17 +147,40 @@ impl Db {
         }
     }
 
-    /// Runs one request of a connection that may be in a transaction: MULTI opens one, the commands after it
-    /// are checked and queued (`+QUEUED`), EXEC runs them with nothing else interleaving and answers their
-    /// replies in one array, DISCARD drops them. WATCH is refused (no optimistic locking here).
-    pub fn execute_in(&self, tx: &mut Option<Transaction>, args: &[Vec<u8>]) -> (Reply, Control) {
+    /// Runs one request of a connection that may be in a transaction and speaks `proto`: MULTI opens one, the
+    /// commands after it are checked and queued (`+QUEUED`), EXEC runs them with nothing else interleaving and
+    /// answers their replies in one array, DISCARD drops them. Inside a transaction QUIT closes the connection
+    /// at once, and SHUTDOWN, HELLO and WATCH are refused and abort it, as in Redis; WATCH is refused outside
+    /// one too (no optimistic locking here). HELLO answers [`Control::Protocol`] when it switches.
+    pub fn execute_in(
+        &self,
+        tx: &mut Option<Transaction>,
+        args: &[Vec<u8>],
+        proto: Protocol,
+    ) -> (Reply, Control) {
         let cmd = args
             .first()
             .map(|c| String::from_utf8_lossy(c).to_ascii_uppercase())
             .unwrap_or_default();
+        let control_of = |c: &str| matches!(c, "MULTI" | "EXEC" | "DISCARD");
+        if control_of(&cmd) && args.len() != 1 {
+            if let Some(t) = tx.as_mut() {
+                t.dirty = true;
+            }
+            return (arity(&cmd.to_lowercase()), Control::Continue);
+        }
         let reply = match (tx.as_mut(), cmd.as_str()) {
-            (_, "WATCH") => Reply::err("ERR WATCH is not supported by this server"),
-            (_, "UNWATCH") => Reply::ok(),
+            (_, "QUIT") => return (Reply::ok(), Control::Close),
+            (None, "WATCH") => Reply::err("ERR WATCH is not supported by this server"),
+            (None, "UNWATCH") => Reply::ok(),
+            (None, "HELLO") => {
+                let _shared = self.exclusive.read();
+                let (reply, switched) = self.hello(&args[1..], proto);
+                return match switched {
+                    Some(p) => (reply, Control::Protocol(p)),
+                    None => (reply, Control::Continue),
+                };
+            }
             (None, "MULTI") => {
                 *tx = Some(Transaction::default());
                 Reply::ok()
@@ -163,7 +188,14 @@ impl Db {
             (None, "EXEC") => Reply::err("ERR EXEC without MULTI"),
             (None, "DISCARD") => Reply::err("ERR DISCARD without MULTI"),
             (None, _) => return self.execute(args),
-            (Some(_), "MULTI") => Reply::err("ERR MULTI calls can not be nested"),
+            (Some(t), "MULTI") => {
+                t.dirty = true;
+                Reply::err("ERR MULTI calls can not be nested")
+            }
+            (Some(t), "SHUTDOWN" | "HELLO" | "WATCH") => {
+                t.dirty = true;
+                Reply::err("ERR Command not allowed inside a transaction")
+            }
             (Some(_), "DISCARD") => {
                 *tx = None;
                 Reply::ok()
@@ -187,6 +219,13 @@ impl Db {
             },
         };
         (reply, Control::Continue)
+    }
+
+    /// Runs point reads (see [`Db::is_point_read`]) if no transaction is running or waiting to run; None
+    /// otherwise, so that the event loop never waits for one (the caller sends them to the blocking pool).
+    pub fn try_point_reads(&self, requests: &[Vec<Vec<u8>>]) -> Option<Vec<Reply>> {
+        let _shared = self.exclusive.try_read()?;
+        Some(requests.iter().map(|args| self.run(args).0).collect())
     }
 
     /// Whether a command may be queued: known, with a valid number of arguments.
@@ -241,7 +280,7 @@ impl Db {
                     Reply::err("ERR DB index is out of range (this server has one database)")
                 }
             }
-            "HELLO" => self.hello(a),
+            "HELLO" => self.hello(a, Protocol::Resp2).0,
             "COMMAND" => self.command(a),
             "CONFIG" => self.config(a),
             "CLIENT" => match a
