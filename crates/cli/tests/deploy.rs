@@ -51,16 +51,29 @@ fn generate(args: &[&str]) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
-/// Ports for a rehearsal: `n` consecutive free-looking shard ports and a proxy port.
+/// A proxy port: free, and so is the next one (the generated proxy.sh puts nutcracker's stats there).
+fn proxy_port(avoid: std::ops::Range<u16>) -> u16 {
+    loop {
+        let p = free_port();
+        if p < 65000
+            && !avoid.contains(&p)
+            && !avoid.contains(&(p + 1))
+            && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok()
+        {
+            return p;
+        }
+    }
+}
+
+/// Ports for a rehearsal: `n` consecutive free-looking shard ports and a proxy port (with its stats port)
+/// outside them.
 fn ports(n: u16) -> (u16, u16) {
     loop {
         let base = free_port();
-        let proxy = free_port();
         if base < 60000
-            && !(base..base + n).contains(&proxy)
             && (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok())
         {
-            return (base, proxy);
+            return (base, proxy_port(base..base + n));
         }
     }
 }
@@ -325,7 +338,7 @@ fn a_deployment_on_three_hosts_starts_host_by_host() {
             break p;
         }
     };
-    let proxy = free_port();
+    let proxy = proxy_port(0..0);
     // a wrong VM type is refused
     std::fs::write(
         dir.path().join("bad-hosts.txt"),
@@ -437,7 +450,12 @@ fn growing_from_three_shards_to_four_moves_a_quarter_and_loses_nothing() {
     };
     let (old_json, new_json) = (write("old.json", 3), write("new.json", 4));
     let (base, old_proxy) = ports(8);
-    let new_proxy = free_port();
+    let new_proxy = loop {
+        let p = proxy_port(base..base + 8);
+        if p.abs_diff(old_proxy) > 1 {
+            break p;
+        }
+    };
     let old = dir.path().join("old");
     generate(&[
         "--deployment",

@@ -38,6 +38,15 @@ pub fn proc_io() -> Option<IoCounters> {
     })
 }
 
+/// Bytes this process has read from storage (`read_bytes` of /proc/self/io; page-cache hits do not count).
+pub fn proc_io_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/io").ok()?;
+    s.lines()
+        .find(|l| l.starts_with("read_bytes:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
 /// Polls `idle` every `every` until it has answered true `times` times in a row (a finished compaction may
 /// schedule the next), for at most 600 s: how the harness settles an engine before the timed run.
 pub fn wait_until_idle(

@@ -209,6 +209,9 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     let settle_started = std::time::Instant::now();
     store.settle().map_err(|x| anyhow!("{e}: settle: {x}"))?;
     let settle_seconds = settle_started.elapsed().as_secs_f64();
+    // bytes this process read from the device during the run, the same counter for every engine (each cell
+    // is a process of its own; reads served by the page cache do not count)
+    let device_before = adapters::proc_io_bytes();
     let run = run_phase(
         store.as_ref(),
         &ledger,
@@ -218,6 +221,12 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         seed + 1,
         None,
     );
+    let device_read_kib_per_op = match (device_before, adapters::proc_io_bytes()) {
+        (Some(b), Some(a)) if run.operations > 0 => {
+            Some(a.saturating_sub(b) as f64 / 1024.0 / run.operations as f64)
+        }
+        _ => None,
+    };
     let p99 = run.ops.iter().map(|o| o.1.p99_us).fold(0.0, f64::max);
     drop(store);
     let disk: u64 = dir_bytes(&dir);
@@ -228,6 +237,7 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         "errors": load.errors + run.errors, "wrong": load.wrong + run.wrong,
         "first_wrong": load.first_wrong.or(run.first_wrong),
         "read_ios_per_op": run.read_ios_per_op, "settle_seconds": settle_seconds,
+        "device_read_kib_per_op": device_read_kib_per_op,
         "peak_resident_bytes": cosine_ycsb::peak_resident_bytes(), "disk_bytes": disk,
     });
     println!("{row}");

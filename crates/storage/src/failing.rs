@@ -169,6 +169,10 @@ impl ReadFile for FailingRead {
     fn len(&self) -> io::Result<u64> {
         self.file.len()
     }
+
+    fn advise_random(&self) -> io::Result<()> {
+        self.file.advise_random()
+    }
 }
 
 impl<F: Fs> Failing<F> {

@@ -46,6 +46,12 @@ pub trait WriteFile: Send + Sync {
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)
     }
+    /// Tells the OS that this handle's reads are random, so that it reads nothing ahead of them (RocksDB's
+    /// `advise_random_on_open`). A point read otherwise pulls the kernel's readahead window in with it, and
+    /// under a memory cap those pages push useful ones out.
+    fn advise_random(&self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A file open for reading at any offset.
@@ -57,6 +63,12 @@ pub trait ReadFile: Send + Sync {
     /// Whether the file is empty.
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)
+    }
+    /// Tells the OS that this handle's reads are random, so that it reads nothing ahead of them (RocksDB's
+    /// `advise_random_on_open`). A point read otherwise pulls the kernel's readahead window in with it, and
+    /// under a memory cap those pages push useful ones out.
+    fn advise_random(&self) -> io::Result<()> {
+        Ok(())
     }
 }
 

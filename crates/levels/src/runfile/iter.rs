@@ -15,7 +15,9 @@ pub(super) enum Blocks {
     },
 }
 
-/// Iterates a file's entries from the first key ≥ `start`, reading one block at a time.
+/// Iterates a file's entries from the first key ≥ `start`, one block at a time, through the file's sequential
+/// handle: scans and compactions read consecutive blocks, and the kernel reads ahead for them (lookups read
+/// through the file's other handle, advised random, so that a point read pulls in no readahead).
 pub struct FileIter {
     file: Arc<RunFile>,
     blocks: Blocks,
@@ -120,7 +122,7 @@ impl crate::merge::EntryIter for FileIter {
                 return Ok(None);
             };
             self.count(false);
-            self.block = self.file.read_block(h)?.into_iter();
+            self.block = self.file.read_block_sequentially(h)?.into_iter();
         }
     }
 }

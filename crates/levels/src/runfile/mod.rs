@@ -110,7 +110,12 @@ pub struct RunFile {
     /// File id (unique in the database, increasing with age).
     pub id: u64,
     path: PathBuf,
+    /// The handle lookups read through, advised random (no kernel readahead).
     file: Arc<dyn ReadFile>,
+    /// Where the file lives, to open [`RunFile::sequential`] for a compaction.
+    storage: cosine_storage::Storage,
+    /// A second handle with the kernel's readahead, opened when a scan or a compaction first reads the file.
+    sequential: std::sync::OnceLock<Arc<dyn ReadFile>>,
     /// Facts about the file.
     pub meta: FileMeta,
     footer: Footer,

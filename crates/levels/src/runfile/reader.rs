@@ -59,6 +59,9 @@ impl RunFile {
     /// Opens a file, verifying its footer, meta section and top index; loads its hash index if it has one.
     pub fn open(storage: &Storage, path: &Path, id: u64) -> Result<Self> {
         let file = storage.open_read(path).map_err(io(path))?;
+        // lookups read a block here and there: no kernel readahead on this handle (only advice; a file system
+        // that refuses it reads as before). Scans and compactions read through a second handle.
+        let _ = file.advise_random();
         let size = file.len().map_err(io(path))?;
         if size < FOOTER_LEN as u64 {
             return Err(corrupt(path, 0, "file shorter than its footer"));
@@ -136,6 +139,8 @@ impl RunFile {
             id,
             path: path.to_path_buf(),
             file,
+            storage: storage.clone(),
+            sequential: std::sync::OnceLock::new(),
             meta: FileMeta {
                 entries,
                 tombstones,
@@ -267,7 +272,24 @@ impl RunFile {
 
     /// Reads and decodes one data block, verifying its checksum.
     pub fn read_block(&self, h: BlockHandle) -> Result<Vec<Entry>> {
-        let bytes = read_section(self.file.as_ref(), &self.path, (h.offset, h.len))?;
+        self.read_block_from(self.file.as_ref(), h)
+    }
+
+    /// Reads a data block through the file's sequential handle (scans and compactions: the kernel reads ahead),
+    /// opened on first use.
+    pub fn read_block_sequentially(&self, h: BlockHandle) -> Result<Vec<Entry>> {
+        let file = match self.sequential.get() {
+            Some(f) => f,
+            None => {
+                let f = self.storage.open_read(&self.path).map_err(io(&self.path))?;
+                self.sequential.get_or_init(|| f)
+            }
+        };
+        self.read_block_from(file.as_ref(), h)
+    }
+
+    fn read_block_from(&self, file: &dyn ReadFile, h: BlockHandle) -> Result<Vec<Entry>> {
+        let bytes = read_section(file, &self.path, (h.offset, h.len))?;
         decode_block(&bytes)
             .ok_or_else(|| corrupt(&self.path, h.offset, "data block does not decode"))
     }
@@ -355,21 +377,33 @@ pub(super) fn read_section(
         return Err(corrupt(path, off, "section shorter than its checksum"));
     }
     let mut buf = vec![0u8; len as usize];
-    file.read_exact_at(&mut buf, off).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            corrupt(path, off, "section beyond the end of the file")
-        } else {
-            Error::Io {
-                path: path.to_path_buf(),
-                source: e,
-            }
-        }
-    })?;
-    let n = buf.len() - 4;
-    let stored = u32::from_le_bytes(buf[n..].try_into().unwrap_or([0; 4]));
-    if crc(&buf[..n]) != stored {
-        return Err(corrupt(path, off, "checksum mismatch"));
-    }
+    file.read_exact_at(&mut buf, off)
+        .map_err(|e| read_error(path, off, e))?;
+    let n = verified(path, off, &buf)?.len();
     buf.truncate(n);
     Ok(buf)
+}
+
+fn read_error(path: &Path, off: u64, e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        corrupt(path, off, "section beyond the end of the file")
+    } else {
+        Error::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }
+    }
+}
+
+/// A section's body after its trailing CRC32C has been checked.
+fn verified<'b>(path: &Path, off: u64, section: &'b [u8]) -> Result<&'b [u8]> {
+    if section.len() < 4 {
+        return Err(corrupt(path, off, "section shorter than its checksum"));
+    }
+    let n = section.len() - 4;
+    let stored = u32::from_le_bytes(section[n..].try_into().unwrap_or([0; 4]));
+    if crc(&section[..n]) != stored {
+        return Err(corrupt(path, off, "checksum mismatch"));
+    }
+    Ok(&section[..n])
 }
