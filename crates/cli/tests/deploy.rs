@@ -219,6 +219,46 @@ fn memory_shares(dir: &Path) -> Vec<f64> {
     mem.iter().map(|m| m / total).collect()
 }
 
+/// Generates the search's mixed ycsb-b configuration (`cosine search --budget 2445 --workload ycsb-b
+/// --deployment-out`: one c5.large of 4 GiB and four r5.xlarge of 32 GiB, so the small shard's share is 3%) into
+/// `out`, its shards from `base`, its proxy on `proxy`.
+fn generate_mixed(out: &Path, name: &str, base: u16, proxy: u16) {
+    let dep = root().join("examples/deployment-ycsb-b-mixed.json");
+    generate(&[
+        "--deployment",
+        dep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--name",
+        name,
+        "--base-port",
+        &base.to_string(),
+        "--proxy-port",
+        &proxy.to_string(),
+    ]);
+}
+
+/// `n` keys of each shape: sequential ids, `user:N`, YCSB's hashed `user` keys, random.
+fn key_shapes(n: u64) -> Vec<(&'static str, Vec<String>)> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    vec![
+        ("sequential ids", (0..n).map(|i| i.to_string()).collect()),
+        ("user:N", (0..n).map(|i| format!("user:{i}")).collect()),
+        (
+            "YCSB user keys",
+            (0..n)
+                .map(|i| String::from_utf8(cosine_ycsb::key(i, true)).unwrap())
+                .collect(),
+        ),
+        (
+            "random",
+            (0..n)
+                .map(|_| format!("{:016x}", rng.random::<u64>()))
+                .collect(),
+        ),
+    ]
+}
+
 fn redis_cli() -> bool {
     Command::new("redis-cli").arg("--version").output().is_ok()
 }
@@ -232,21 +272,7 @@ fn mixed_vms_hold_their_share_of_every_key_shape() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("deploy");
     let (base, proxy) = ports(5);
-    // `cosine search --budget 2445 --workload ycsb-b --deployment-out`: one c5.large (4 GiB) and four r5.xlarge
-    // (32 GiB), so the small shard's share is 3%
-    let dep = root().join("examples/deployment-ycsb-b-mixed.json");
-    generate(&[
-        "--deployment",
-        dep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--name",
-        "mixed",
-        "--base-port",
-        &base.to_string(),
-        "--proxy-port",
-        &proxy.to_string(),
-    ]);
+    generate_mixed(&out, "mixed", base, proxy);
     let _stop = Stop(out.clone());
     script(&out.join("start.sh"), &["--debug"]);
     let cfg = proxy_config(&out);
@@ -257,23 +283,12 @@ fn mixed_vms_hold_their_share_of_every_key_shape() {
         assert!((got / want - 1.0).abs() < 0.02, "{got} against {want}");
     }
     let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"));
-    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let n = 100_000u64;
-    let shapes: Vec<(&str, Vec<String>)> = vec![
-        ("sequential ids", (0..n).map(|i| i.to_string()).collect()),
-        (
-            "YCSB user keys",
-            (0..n)
-                .map(|i| String::from_utf8(cosine_ycsb::key(i, true)).unwrap())
-                .collect(),
-        ),
-        (
-            "random",
-            (0..n)
-                .map(|_| format!("{:016x}", rng.random::<u64>()))
-                .collect(),
-        ),
-    ];
+    // the three shapes (sequential ids, YCSB's user keys, random)
+    let shapes: Vec<_> = key_shapes(n)
+        .into_iter()
+        .filter(|(shape, _)| *shape != "user:N")
+        .collect();
     let ring = cfg.ring();
     for (shape, keys) in &shapes {
         let pairs: Vec<(String, String)> = keys.iter().map(|k| (k.clone(), "v".into())).collect();
@@ -692,24 +707,15 @@ fn measure_hashes() {
     assert!(have_nutcracker());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("deploy");
-    let (base, _) = ports(5);
-    let dep = root().join("examples/deployment-ycsb-b-mixed.json");
-    generate(&[
-        "--deployment",
-        dep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--name",
-        "hashes",
-        "--base-port",
-        &base.to_string(),
-    ]);
+    let (base, proxy) = ports(5);
+    generate_mixed(&out, "hashes", base, proxy);
     let _stop = Stop(out.clone());
     script(&out.join("build.sh"), &[]);
     let cfg = proxy_config(&out);
     let shares = memory_shares(&out);
     let d: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&dep).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("deployment.json")).unwrap())
+            .unwrap();
     let gib: Vec<u64> = d["shards"]
         .as_array()
         .unwrap()
@@ -717,23 +723,7 @@ fn measure_hashes() {
         .map(|s| s["memory_bytes"].as_u64().unwrap() >> 30)
         .collect();
     let n = 100_000u64;
-    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    let shapes: Vec<(&str, Vec<String>)> = vec![
-        ("sequential", (0..n).map(|i| i.to_string()).collect()),
-        ("user:N", (0..n).map(|i| format!("user:{i}")).collect()),
-        (
-            "YCSB",
-            (0..n)
-                .map(|i| String::from_utf8(cosine_ycsb::key(i, true)).unwrap())
-                .collect(),
-        ),
-        (
-            "random",
-            (0..n)
-                .map(|_| format!("{:016x}", rng.random::<u64>()))
-                .collect(),
-        ),
-    ];
+    let shapes = key_shapes(n);
     println!(
         "| hash | weights | {} |",
         shapes.iter().map(|s| s.0).collect::<Vec<_>>().join(" | ")
