@@ -107,15 +107,7 @@ impl Ring {
         let mut points = Vec::new();
         for (i, m) in members.iter().enumerate() {
             let n = points_of(m.weight, total.max(1), members.len());
-            for p in 0..n / 4 {
-                let host = format!("{}-{p}", m.name);
-                let d = Md5::digest(host.as_bytes());
-                for w in 0..4 {
-                    let v =
-                        u32::from_le_bytes([d[w * 4], d[w * 4 + 1], d[w * 4 + 2], d[w * 4 + 3]]);
-                    points.push((v, i));
-                }
-            }
+            points.extend(name_points(&m.name, n / 4).into_iter().map(|v| (v, i)));
         }
         // qsort by value; equal values (2^-32 apart odds) are ordered by server here
         points.sort_unstable();
