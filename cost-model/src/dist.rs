@@ -35,7 +35,7 @@
 //! suffix sums of logarithms (stable when α is tiny or exactly 1).
 
 use crate::bloom::{self, RunGroup};
-use crate::keys::{coupon_collector, harmonic, writes_to_fill, KeyPart, KeySpace};
+use crate::keys::{coupon_collector, exp_or_zero, harmonic, writes_to_fill, KeyPart, KeySpace};
 use crate::layout::{self, DataShape};
 use crate::quirks::ReferenceQuirks;
 use crate::{weigh, IoCost, IoModel, ModelError, PerOp};
@@ -211,7 +211,7 @@ fn closed_form_r(
     } else {
         (1.0 / t, t / (t - 1.0))
     };
-    (-(8.0 * filter_bytes / n) * ln2 * ln2 * t.powi(y as i32)).exp()
+    exp_or_zero(-(8.0 * filter_bytes / n) * ln2 * ln2 * t.powi(y as i32))
         * z.powf((t - 1.0) / t)
         * k.powf(k_exp)
         * t.powf(t_exp)
@@ -514,40 +514,70 @@ fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
 /// Returns None when such a key can never exist (q = 0).
 /// `spans[i]`: whether level i spans the key space, so that a lookup passing it probes it (see
-/// `ReferenceQuirks::partial_levels_span_keys`).
-fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool]) -> Option<f64> {
+/// `ReferenceQuirks::partial_levels_span_keys`). `scratch` is working memory the caller may reuse across calls.
+fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f64>) -> Option<f64> {
     let l = tree.l as usize;
-    // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1.
-    let la: Vec<f64> = (0..=l)
-        .map(|i| (-KeySpace::alpha(part, tree.alpha_entries[i])).ln_1p())
-        .collect();
-    // prefix[i] = Σ_{h=1}^{i−1} runs_h ln ā_h ; suffix[i] = Σ_{h=i+1}^{L} runs_h ln ā_h
-    let mut prefix = vec![0.0; l + 2];
+    scratch.clear();
+    scratch.resize(7 * (l + 2), 0.0);
+    let (la, rest) = scratch.split_at_mut(l + 2);
+    let (prefix, rest) = rest.split_at_mut(l + 2);
+    let (reach, rest) = rest.split_at_mut(l + 2);
+    let (below, rest) = rest.split_at_mut(l + 2);
+    let (one, rest) = rest.split_at_mut(l + 2);
+    let (every, miss) = rest.split_at_mut(l + 2);
+    // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1. Per level also
+    // e^{ln ā} − 1, e^{R ln ā} − 1 over its R whole runs, and e^{runs ln ā}: the chance the key is in none of
+    // its runs (from the second when the runs are whole)
+    for i in 0..=l {
+        la[i] = KeySpace::ln_not_alpha(part, tree.alpha_entries[i]);
+        if i >= 1 {
+            let runs = tree.runs[i];
+            let whole = runs.trunc();
+            one[i] = la[i].exp_m1();
+            every[i] = if whole == 0.0 {
+                0.0
+            } else {
+                (whole * la[i]).exp_m1()
+            };
+            miss[i] = if whole == runs {
+                1.0 + every[i]
+            } else {
+                exp_or_zero(scaled(runs, la[i]))
+            };
+        }
+    }
+    // prefix[i] = Σ_{h=1}^{i−1} runs_h ln ā_h, and as chances: reach[i] = e^{ln ā_0 + prefix[i]} (a lookup gets
+    // past the buffer and levels 1..i−1), below[i] = e^{Σ_{h=i+1}^{L} runs_h ln ā_h} (the key is in none of
+    // the levels under i); products of each level's chance instead of an exp per sum
+    let level_miss = |i: usize| miss[i];
+    reach[1] = exp_or_zero(la[0]);
     for i in 1..=l {
         prefix[i + 1] = prefix[i] + scaled(tree.runs[i], la[i]);
+        if i < l {
+            reach[i + 1] = reach[i] * level_miss(i);
+        }
     }
-    let mut suffix = vec![0.0; l + 2];
-    for i in (1..=l).rev() {
-        suffix[i - 1] = suffix[i] + scaled(tree.runs[i], la[i]);
+    below[l] = 1.0;
+    for i in (2..=l).rev() {
+        below[i - 1] = below[i] * level_miss(i);
     }
     let disk = prefix[l + 1]; // ln Π
     let q = -(la[0] + disk).exp_m1();
     if !(q > 0.0) {
         return None;
     }
-    let mut cost = (la[0]).exp() * -disk.exp_m1() / q; // C_0
+    let mut cost = reach[1] * -disk.exp_m1() / q; // C_0
     for i in 1..=l {
         let idx = tree.index_cost[i];
         let runs = tree.runs[i] as u64;
         if idx > 0.0 {
             // the run that holds the key is reached through its on-disk index block too, when it is cold
-            let reach = (la[0] + prefix[i]).exp();
             if tree.resident[i] <= 0.0 {
-                cost += idx * reach * -scaled(tree.runs[i], la[i]).exp_m1() / q;
+                cost += idx * reach[i] * -scaled(tree.runs[i], la[i]).exp_m1() / q;
             } else {
                 let hit = -la[i].exp_m1();
                 for r in 1..=runs {
-                    let first = reach * scaled((r - 1) as f64, la[i]).exp() * hit;
+                    let first = reach[i] * exp_or_zero(scaled((r - 1) as f64, la[i])) * hit;
                     cost += idx * tree.cold(i, r as f64) * first / q;
                 }
             }
@@ -555,24 +585,47 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool]) -> Option<f64> {
         if !spans[i] {
             continue;
         }
-        // one probe cost for the whole level unless it is partly resident (the arithmetic as before, to the
-        // last bit, for whole levels and the reference quirks)
+        // one probe cost for the whole level unless it is partly resident
         let uniform = tree.resident[i] <= 0.0 || tree.resident[i] >= tree.runs[i];
         let level_p = tree.pass(i, 1.0);
         if uniform && level_p == 0.0 {
             continue;
         }
-        let mut level = 0.0;
-        for r in 1..=runs {
-            let p = if uniform { 1.0 } else { tree.pass(i, r as f64) };
-            let before = la[0] + prefix[i] + scaled(r as f64, la[i]);
-            let after = scaled((runs - r) as f64, la[i]) + suffix[i];
-            level += p * before.exp() * -after.exp_m1();
-        }
-        let level = if uniform { level_p * level } else { level };
+        let level = if uniform {
+            level_p * level_pass_uniform(reach[i], one[i], every[i], below[i], runs)
+        } else {
+            let mut level = 0.0;
+            for r in 1..=runs {
+                let p = tree.pass(i, r as f64);
+                let before = la[0] + prefix[i] + scaled(r as f64, la[i]);
+                let after = scaled((runs - r) as f64, la[i]);
+                level += p * exp_or_zero(before) * (1.0 - exp_or_zero(after) * below[i]);
+            }
+            level
+        };
         cost += level / q;
     }
     Some(cost)
+}
+
+/// The chance, summed over the `runs` runs of a level, that a lookup reaches run r without having found its key
+/// (the chance it gets to the level: `reach`; ln ā of one run of the level: `la`) and that the key lies deeper
+/// (the chance it is in no level below: `below`): Σ_{r=1}^{R} reach·e^{rλ}·(1 − e^{(R − r)λ}·below), in closed
+/// form: reach·(Σ_r e^{rλ} − R·e^{Rλ}·below), two expm1 for the level instead of two exps per run.
+/// `one` = e^λ − 1 and `every` = e^{Rλ} − 1 for the level's ln ā λ.
+fn level_pass_uniform(reach: f64, one: f64, every: f64, below: f64, runs: u64) -> f64 {
+    if runs == 0 || one == -1.0 {
+        // no run, or every run holds the key: a lookup stops at the level's first run
+        return 0.0;
+    }
+    let r = runs as f64;
+    // Σ_{r=1}^{R} e^{rλ} = e^λ·(e^{Rλ} − 1)/(e^λ − 1), or R when λ = 0
+    let geometric = if one == 0.0 {
+        r
+    } else {
+        (1.0 + one) * every / one
+    };
+    (reach * (geometric - r * (1.0 + every) * below)).max(0.0)
 }
 
 /// Q_i: expected writes that fill level i (i = 0 is the buffer; i may be −1 in the reference code's B-tree use).
@@ -621,8 +674,11 @@ fn insert_cost(tree: &Tree, keys: &KeySpace, parts: &[KeyPart], quirks: &Referen
         cost += eb * t.powi(i - 1) * (1.0 + t / k) / fill_writes(tree, keys, parts, i - 1) / b;
     }
     let reference_degenerate = quirks.btree_discount && h == 0;
-    if h >= 1 || reference_degenerate {
-        cost += eb * t.powi(h - 1) * (1.0 + t / z) / fill_writes(tree, keys, parts, h - 1) / b;
+    // Q_{h−1}, solved once for both uses
+    let last_hot_fill =
+        (h >= 1 || reference_degenerate).then(|| fill_writes(tree, keys, parts, h - 1));
+    if let Some(q) = last_hot_fill {
+        cost += eb * t.powi(h - 1) * (1.0 + t / z) / q / b;
     }
     if tree.y >= 1 {
         // the level feeding the cold levels: h − 1, or the buffer when every level is cold (fixed model)
@@ -631,7 +687,10 @@ fn insert_cost(tree: &Tree, keys: &KeySpace, parts: &[KeyPart], quirks: &Referen
         } else {
             0
         };
-        let q = fill_writes(tree, keys, parts, src);
+        let q = match last_hot_fill {
+            Some(q) => q,
+            None => fill_writes(tree, keys, parts, src),
+        };
         let flushed = eb * t.powi(src);
         for i in (h + 1)..=l {
             cost += (flushed * mu).min(eb * t.powi(i) / b) / q;
@@ -689,7 +748,7 @@ impl DistributionAware {
                     )
                 }
             };
-            let pi = (k * (-a1).ln_1p()).exp();
+            let pi = exp_or_zero(k * (-a1).ln_1p());
             let on_disk = (1.0 - pi) * (1.0 - a0);
             let exists = 1.0 - pi * (1.0 - a0);
             if exists <= 0.0 {
@@ -1076,11 +1135,13 @@ impl DistributionAware {
                 }
             }
         } else if l > 0 {
+            let mut scratch = Vec::new();
             for part in &parts {
                 if part.get <= 0.0 {
                     continue;
                 }
-                lookup += part.get * lookup_cost(&tree, part, &spans).unwrap_or(empty_lookup);
+                lookup += part.get
+                    * lookup_cost(&tree, part, &spans, &mut scratch).unwrap_or(empty_lookup);
             }
         }
         if q.btree_discount && class == DesignClass::Btree {
@@ -1337,6 +1398,48 @@ mod tests {
         );
         assert!(fixed.per_op.lookup > all.per_op.lookup);
         assert!(fixed.per_op.long_scan < whole.per_op.long_scan);
+    }
+
+    #[test]
+    fn a_level_in_closed_form_is_the_sum_over_its_runs() {
+        // Σ_{r=1}^{R} reach·e^{rλ}·(1 − e^{(R − r)λ}·below), run by run, against the closed form
+        for runs in [1u64, 2, 3, 7, 31, 200] {
+            for la in [
+                0.0,
+                -1e-12,
+                -1e-6,
+                -0.01,
+                -0.7,
+                -5.0,
+                -40.0,
+                f64::NEG_INFINITY,
+            ] {
+                for (reach, below) in [(1.0, 1.0), (0.3, 0.9), (1e-3, 1e-4), (0.8, 0.0)] {
+                    let direct: f64 = (1..=runs)
+                        .map(|r| {
+                            let before = if la == f64::NEG_INFINITY {
+                                0.0
+                            } else {
+                                (r as f64 * la).exp()
+                            };
+                            let after = if r == runs {
+                                1.0
+                            } else {
+                                ((runs - r) as f64 * la).exp()
+                            };
+                            reach * before * (1.0 - after * below)
+                        })
+                        .sum();
+                    let one = la.exp_m1();
+                    let every = (runs as f64 * la).exp_m1();
+                    let closed = level_pass_uniform(reach, one, every, below, runs);
+                    assert!(
+                        (closed - direct).abs() <= 1e-12 * (runs as f64) + 1e-9 * direct.abs(),
+                        "R={runs} λ={la} reach={reach} below={below}: {closed} vs {direct}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -17,6 +17,27 @@ pub struct KeyPart {
     pub get: f64,
     /// How α is computed for this partition.
     pub alpha: AlphaForm,
+    /// ln(1 − put/U): the log-chance that one write misses a given key of the partition (−∞ when put ≥ U),
+    /// kept beside the fields it follows from (see [`KeyPart::new`]).
+    ln_keep: f64,
+}
+
+impl KeyPart {
+    /// A partition of `universe` keys taking the share `put` of writes and `get` of reads.
+    pub fn new(universe: f64, put: f64, get: f64, alpha: AlphaForm) -> Self {
+        let x = put / universe;
+        KeyPart {
+            universe,
+            put,
+            get,
+            alpha,
+            ln_keep: if x >= 1.0 {
+                f64::NEG_INFINITY
+            } else {
+                (-x).ln_1p()
+            },
+        }
+    }
 }
 
 /// The two α forms of the authors' code (MODEL.md §2.1).
@@ -228,12 +249,7 @@ impl KeySpace {
                         } else {
                             (share, p)
                         };
-                        KeyPart {
-                            universe: u,
-                            put,
-                            get,
-                            alpha: AlphaForm::Exact,
-                        }
+                        KeyPart::new(u, put, get, AlphaForm::Exact)
                     })
                     .collect();
                 KeySpace::Parts(parts)
@@ -244,30 +260,17 @@ impl KeySpace {
     /// The partitions with their α forms (uniform: one Linear part; skew: Exact special + Linear regular).
     pub fn parts(&self) -> Vec<KeyPart> {
         match self {
-            KeySpace::Uniform { universe } => vec![KeyPart {
-                universe: *universe,
-                put: 1.0,
-                get: 1.0,
-                alpha: AlphaForm::Linear,
-            }],
+            KeySpace::Uniform { universe } => {
+                vec![KeyPart::new(*universe, 1.0, 1.0, AlphaForm::Linear)]
+            }
             KeySpace::Skew {
                 special,
                 regular,
                 p_put,
                 p_get,
             } => vec![
-                KeyPart {
-                    universe: *special,
-                    put: *p_put,
-                    get: *p_get,
-                    alpha: AlphaForm::Exact,
-                },
-                KeyPart {
-                    universe: *regular,
-                    put: 1.0 - p_put,
-                    get: 1.0 - p_get,
-                    alpha: AlphaForm::Linear,
-                },
+                KeyPart::new(*special, *p_put, *p_get, AlphaForm::Exact),
+                KeyPart::new(*regular, 1.0 - p_put, 1.0 - p_get, AlphaForm::Linear),
             ],
             KeySpace::Parts(p) => p.clone(),
         }
@@ -326,6 +329,32 @@ impl KeySpace {
     }
 }
 
+impl KeySpace {
+    /// ln(1 − α) for one run of `n` entries and a key of partition `part`: what [`KeySpace::alpha`] gives, taken
+    /// straight from its form (for the exact form, n·ln(1 − put/U) without the round trip through α).
+    pub fn ln_not_alpha(part: &KeyPart, n: f64) -> f64 {
+        if n <= 0.0 || part.put <= 0.0 {
+            return 0.0;
+        }
+        match part.alpha {
+            AlphaForm::Linear => (-(part.put * n / part.universe).min(1.0)).ln_1p(),
+            AlphaForm::Exact => n * part.ln_keep,
+        }
+    }
+}
+
+/// e^x, answering 0 at once where e^x underflows to 0 anyway (libm's underflow path is slow, and the model's
+/// chances of missing a hot key in a long run underflow often).
+#[inline]
+pub fn exp_or_zero(x: f64) -> f64 {
+    // below ln(smallest subnormal) − ½, e^x rounds to 0
+    if x < -745.2 {
+        0.0
+    } else {
+        x.exp()
+    }
+}
+
 /// Coupon collector: expected uniform draws from `u` items to collect `n` distinct ones, u·ln(u/(u−n+1));
 /// −1 when n > u and 1 when n = 1, as the authors' code defines it; n when u is infinite (fresh keys).
 pub fn coupon_collector(u: f64, n: f64) -> f64 {
@@ -355,17 +384,18 @@ pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
     }
     // f(w) = Σ_j U_j (1 − (1 − x_j)^w) − n is concave and increasing in w, so Newton's method started left of
     // the root (w = n, where at most n distinct keys can have been drawn) climbs to it without overshooting.
-    let terms: Vec<(f64, f64)> = parts
+    // a partition every write hits (put ≥ U) counts as hit all but once in 10^16
+    let floor = (-(1.0 - 1e-16f64)).ln_1p();
+    let terms = parts
         .iter()
         .filter(|p| p.put > 0.0)
-        .map(|p| (p.universe, (-(p.put / p.universe).min(1.0 - 1e-16)).ln_1p()))
-        .collect();
+        .map(|p| (p.universe, p.ln_keep.max(floor)));
     let mut w = n.max(1.0);
     for _ in 0..200 {
         let mut f = -n;
         let mut df = 0.0;
-        for &(u, ln1mx) in &terms {
-            let e = (w * ln1mx).exp();
+        for (u, ln1mx) in terms.clone() {
+            let e = exp_or_zero(w * ln1mx);
             f += u * (1.0 - e);
             df -= u * e * ln1mx;
         }
@@ -432,13 +462,46 @@ mod tests {
     }
 
     #[test]
+    fn ln_not_alpha_is_the_log_of_one_minus_alpha() {
+        for alpha in [AlphaForm::Linear, AlphaForm::Exact] {
+            for (u, put) in [
+                (1e6, 1.0),
+                (1e3, 0.25),
+                (4.0, 0.5),
+                (1e12, 1e-3),
+                (2.0, 3.0),
+            ] {
+                let part = KeyPart::new(u, put, 1.0, alpha);
+                for n in [0.0, 1.0, 17.0, 1e4, 1e9] {
+                    let direct = (-KeySpace::alpha(&part, n)).ln_1p();
+                    let ours = KeySpace::ln_not_alpha(&part, n);
+                    if direct.is_infinite() || ours < -700.0 {
+                        // α rounds to 1: both say the key is certainly there
+                        assert!(
+                            ours < -36.0 && direct < -36.0,
+                            "{alpha:?} {u} {put} {n}: {ours} {direct}"
+                        );
+                    } else {
+                        assert!(
+                            (ours - direct).abs() <= 1e-9 * direct.abs().max(1e-300),
+                            "{alpha:?} U={u} put={put} n={n}: {ours} vs {direct}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exp_or_zero_is_exp() {
+        for x in [-800.0, -745.2, -745.0, -700.0, -1.0, 0.0, 3.5] {
+            assert_eq!(exp_or_zero(x), f64::exp(x), "{x}");
+        }
+    }
+
+    #[test]
     fn writes_to_fill_agrees_with_uniform_collector() {
-        let parts = [KeyPart {
-            universe: 1e6,
-            put: 1.0,
-            get: 1.0,
-            alpha: AlphaForm::Exact,
-        }];
+        let parts = [KeyPart::new(1e6, 1.0, 1.0, AlphaForm::Exact)];
         let w = writes_to_fill(&parts, 5e5).unwrap();
         let cc = coupon_collector(1e6, 5e5);
         assert!((w - cc).abs() / cc < 1e-3, "{w} vs {cc}");

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which of the authors' code's arithmetic quirks to reproduce. `ReferenceQuirks::NONE` is our fixed model;
 /// `ReferenceQuirks::ALL` reproduces the reference C code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 // a switch missing from a stored set is off (the fixed model), so sets saved before a switch existed load
 #[serde(default)]
 pub struct ReferenceQuirks {

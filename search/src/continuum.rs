@@ -4,17 +4,21 @@
 //! limits for at most the price), and configurations of one type × count or of two types mixed, whose monthly
 //! cost (compute + storage + SLAs) lies in the budget range. Each VM gets a shard of the data and of the
 //! operations in proportion to its memory; its best design comes from [`crate::designs`]; a configuration's
-//! latency is its slowest VM's. Full design searches run for counts 1, 2, 4, 8, … of each type; other shard
-//! sizes re-fit the buffer of the nearest searched shape. Mixed configurations are scored only where an
-//! estimate from the homogeneous ones says they could improve the frontier.
+//! latency is its slowest VM's. Full design searches run for counts 1, 2, 4, 8, … of each type (the anchors); a
+//! shard between two anchors' sizes searches the three fastest shapes of each, across the size ratios between
+//! them. Mixes of two of the types on the homogeneous frontier are scored unless a lower bound shows they cannot
+//! beat the homogeneous configuration their money buys. The `exhaustive` tests hold this against every count and
+//! every mix, fully searched, on a small catalog.
+//!
+//! Work is shared: a design is priced once per shard size (entries and operations) whichever VM type, count or
+//! provider asks ([`EvalMemo`]), and the anchors' grids are priced in parallel up front.
 //!
 //! The continuum maps every cost to the fastest configuration at or below it, so more money never buys less;
 //! per provider first, then across providers.
 
-use crate::designs::{Baseline, Scored, Shard};
+use crate::designs::{Baseline, EvalMemo, Scored, Shape, Shard};
 use cosine_cloud_pricing::{quote, Catalog, Provider, Quote, Sla};
 use cosine_cost_model::cpu::PhiLibrary;
-use cosine_cost_model::keys::KeySpace;
 use cosine_design::{OperationMix, Workload};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -153,8 +157,11 @@ impl Config {
 pub struct SearchCounts {
     /// Configurations priced and scored.
     pub configurations: usize,
-    /// Designs scored by the I/O model.
+    /// Designs scored (each configuration's search counts every design it weighed).
     pub designs: usize,
+    /// Designs the I/O model priced: the others were shared between VM types of one memory size, counts and
+    /// providers (the same design on a shard of the same size is priced once).
+    pub evaluations: usize,
     /// VM types searched (after removing dominated ones).
     pub vm_types: usize,
 }
@@ -192,6 +199,7 @@ struct Ctx<'a> {
     phi: &'a PhiLibrary,
     opts: &'a SearchOptions,
     designs: &'a AtomicUsize,
+    memo: &'a EvalMemo,
 }
 
 impl Ctx<'_> {
@@ -207,7 +215,7 @@ impl Ctx<'_> {
             noisy_mix(&w.mix, self.opts.noise)
         };
         Shard {
-            keys: KeySpace::from_workload(&w),
+            keys: self.memo.keys(&w),
             workload: w,
             memory_bytes: v.memory_bytes,
             vcpus: v.vcpus,
@@ -219,6 +227,7 @@ impl Ctx<'_> {
             system_phi: None,
             quirks: cosine_cost_model::ReferenceQuirks::NONE,
             scored: Some(self.designs),
+            memo: Some(self.memo),
         }
     }
 
@@ -239,25 +248,47 @@ impl Ctx<'_> {
             .then_some(q)
     }
 
-    /// Scores a configuration; `template` gives, per VM type, the design shape to re-fit (None: full search).
-    fn score(&self, counts: &[(usize, u32)], templates: &[Option<&Scored>]) -> Option<Config> {
+    /// Scores a configuration; `shapes` gives, per VM type, the design shapes to search (None: every shape).
+    fn score(&self, counts: &[(usize, u32)], shapes: &[Option<Vec<Shape>>]) -> Option<Config> {
+        self.score_below(counts, shapes, f64::INFINITY, &[])
+    }
+
+    /// [`Ctx::score`], giving up (None) as soon as one VM type's shard takes `limit` seconds or more: the
+    /// configuration is then no faster than one already found for its money. `first` lists the VM types to
+    /// search first (indices into `counts`; the most likely to reach the limit), the rest follow in order.
+    fn score_below(
+        &self,
+        counts: &[(usize, u32)],
+        shapes: &[Option<Vec<Shape>>],
+        limit: f64,
+        first: &[usize],
+    ) -> Option<Config> {
         let q = self.price(counts)?;
         let total_mem: f64 = counts
             .iter()
             .map(|&(i, c)| self.provider.vms[i].memory_bytes as f64 * c as f64)
             .sum();
-        let mut parts = Vec::new();
+        let order: Vec<usize> = first
+            .iter()
+            .copied()
+            .chain((0..counts.len()).filter(|k| !first.contains(k)))
+            .collect();
+        let mut parts: Vec<Option<Part>> = vec![None; counts.len()];
         let mut latency: f64 = 0.0;
-        for (k, &(i, c)) in counts.iter().enumerate() {
+        for k in order {
+            let (i, c) = counts[k];
             let vm = &self.provider.vms[i];
             let entries = self.workload.entries as f64 * vm.memory_bytes as f64 / total_mem;
             let shard = self.shard(i, entries, q.iops_per_vm[k]);
-            let scored = match templates.get(k).copied().flatten() {
-                Some(t) => shard.refit(&t.design),
+            let scored = match shapes.get(k).and_then(Option::as_ref) {
+                Some(few) => shard.best_among(few),
                 None => shard.best(),
             }?;
             latency = latency.max(scored.latency_s);
-            parts.push(Part {
+            if latency >= limit {
+                return None;
+            }
+            parts[k] = Some(Part {
                 vm: vm.name.clone(),
                 count: c,
                 vcpus: vm.vcpus,
@@ -267,6 +298,7 @@ impl Ctx<'_> {
                 design: scored,
             });
         }
+        let parts: Vec<Part> = parts.into_iter().flatten().collect();
         if let Some(p) = &self.opts.progress {
             p.fetch_add(1, Ordering::Relaxed);
         }
@@ -286,6 +318,48 @@ impl Ctx<'_> {
 }
 
 impl Ctx<'_> {
+    /// The `n` fastest shapes of the whole design grid of `count` VMs of type `i` (None when that configuration
+    /// is priced outside the cost range).
+    fn top_shapes(&self, i: usize, count: u32, n: usize) -> Option<Vec<Shape>> {
+        let q = self.price(&[(i, count)])?;
+        let entries = self.workload.entries as f64 / count as f64;
+        Some(self.shard(i, entries, q.iops_per_vm[0]).top_shapes(n))
+    }
+
+    /// The shapes to search for a shard of `entries` on type `i` that is not an anchor's: the fastest shapes of
+    /// the anchor shards just larger and just smaller (None, a full search, when neither is priced).
+    /// `tops` holds each anchor's fastest shapes, by (type, count).
+    fn shapes_between(
+        &self,
+        i: usize,
+        entries: f64,
+        anchors: &[u32],
+        tops: &std::collections::HashMap<(usize, u32), Vec<Shape>>,
+    ) -> Option<Vec<Shape>> {
+        let n = self.workload.entries as f64;
+        let larger = anchors.iter().rev().find(|&&a| n / a as f64 >= entries);
+        let smaller = anchors.iter().find(|&&a| n / a as f64 <= entries);
+        let mut shapes: Vec<Shape> = Vec::new();
+        for &a in larger.into_iter().chain(smaller) {
+            for &shape in tops.get(&(i, a)).into_iter().flatten() {
+                if !shapes.contains(&shape) {
+                    shapes.push(shape);
+                }
+            }
+        }
+        (!shapes.is_empty()).then(|| Shape::spanning(&shapes))
+    }
+
+    /// Prices the design grid of `count` VMs of type `i` into the memo (what [`Ctx::score`] of that
+    /// configuration then finds there).
+    fn warm(&self, i: usize, count: u32) {
+        if let Some(q) = self.price(&[(i, count)]) {
+            let entries = self.workload.entries as f64 / count as f64;
+            // the grid lands in the memo; the design itself is found again by the configuration's own search
+            let _ = self.shard(i, entries, q.iops_per_vm[0]).best();
+        }
+    }
+
     /// A configuration of `count` VMs of type `i` running a fixed system's design.
     fn score_baseline(&self, i: usize, count: u32, system: Baseline) -> Option<Config> {
         let q = self.price(&[(i, count)])?;
@@ -328,6 +402,17 @@ pub fn baseline_frontier(
     opts: &SearchOptions,
     system: Baseline,
 ) -> Vec<Config> {
+    baseline_frontier_in(catalog, workload, phi, opts, system, &EvalMemo::default())
+}
+
+fn baseline_frontier_in(
+    catalog: &Catalog,
+    workload: &Workload,
+    phi: &PhiLibrary,
+    opts: &SearchOptions,
+    system: Baseline,
+    memo: &EvalMemo,
+) -> Vec<Config> {
     let designs = AtomicUsize::new(0);
     let mut all = Vec::new();
     for provider in catalog
@@ -342,6 +427,7 @@ pub fn baseline_frontier(
             phi,
             opts,
             designs: &designs,
+            memo,
         };
         let configs: Vec<Config> = undominated(provider)
             .par_iter()
@@ -390,6 +476,26 @@ pub fn provider_configs(
     opts: &SearchOptions,
     counts: &mut SearchCounts,
 ) -> Vec<Config> {
+    provider_configs_in(
+        catalog,
+        provider,
+        workload,
+        phi,
+        opts,
+        counts,
+        &EvalMemo::default(),
+    )
+}
+
+fn provider_configs_in(
+    catalog: &Catalog,
+    provider: &Provider,
+    workload: &Workload,
+    phi: &PhiLibrary,
+    opts: &SearchOptions,
+    counts: &mut SearchCounts,
+    memo: &EvalMemo,
+) -> Vec<Config> {
     let designs = AtomicUsize::new(0);
     let ctx = Ctx {
         catalog,
@@ -398,31 +504,23 @@ pub fn provider_configs(
         phi,
         opts,
         designs: &designs,
+        memo,
     };
     let types = undominated(provider);
     counts.vm_types += types.len();
-    let anchors: Vec<u32> = (0..)
-        .map(|k| 1u32 << k)
-        .take_while(|c| *c <= opts.max_vms)
-        .collect();
+    let anchors = anchor_counts(opts.max_vms);
     // full design searches at the anchor counts
     let anchor_results: Vec<((usize, u32), Option<Config>)> = types
         .par_iter()
         .flat_map_iter(|&i| anchors.iter().map(move |&c| (i, c)))
         .map(|(i, c)| ((i, c), ctx.score(&[(i, c)], &[None])))
         .collect();
-    let template = |i: usize, c: f64| -> Option<Scored> {
-        anchor_results
-            .iter()
-            .filter(|((t, _), r)| *t == i && r.is_some())
-            .min_by(|a, b| {
-                ((a.0 .1 as f64).ln() - c.ln())
-                    .abs()
-                    .total_cmp(&((b.0 .1 as f64).ln() - c.ln()).abs())
-            })
-            .and_then(|(_, r)| r.as_ref().map(|r| r.parts[0].design.clone()))
-    };
-    // the other counts re-fit the nearest anchor's shape
+    // the other counts search the shapes that came first at the anchors around them
+    let tops: std::collections::HashMap<(usize, u32), Vec<Shape>> = types
+        .par_iter()
+        .flat_map_iter(|&i| anchors.iter().map(move |&a| (i, a)))
+        .filter_map(|(i, a)| Some(((i, a), ctx.top_shapes(i, a, REFIT_SHAPES)?)))
+        .collect();
     let rest: Vec<Config> = types
         .par_iter()
         .flat_map_iter(|&i| {
@@ -431,8 +529,8 @@ pub fn provider_configs(
                 .map(move |c| (i, c))
         })
         .filter_map(|(i, c)| {
-            let t = template(i, c as f64)?;
-            ctx.score(&[(i, c)], &[Some(&t)])
+            let shapes = ctx.shapes_between(i, workload.entries as f64 / c as f64, &anchors, &tops);
+            ctx.score(&[(i, c)], &[shapes])
         })
         .collect();
     let mut configs: Vec<Config> = anchor_results
@@ -451,17 +549,28 @@ pub fn provider_configs(
         }
     }
     on_frontier.truncate(6);
-    let per_vm_latency = |i: usize, entries: f64| -> Option<f64> {
-        // the homogeneous configuration of type i whose shard is closest in size
-        configs
+    // per VM type: its homogeneous configurations' (shard entries, latency, IOPS per VM), by shard size
+    let mut by_type: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); provider.vms.len()];
+    for c in configs.iter().filter(|c| c.parts.len() == 1) {
+        if let Some(i) = provider.vms.iter().position(|v| v.name == c.parts[0].vm) {
+            let p = &c.parts[0];
+            by_type[i].push((p.entries_per_vm as f64, c.latency_s, p.iops));
+        }
+    }
+    for v in &mut by_type {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    // A lower bound on the latency of a VM of type i holding `entries` at `iops`: the homogeneous shard of that
+    // type just smaller, scaled to this shard's operations (its I/Os per operation can only be higher on more
+    // entries: `io_never_falls_as_entries_grow`) and to this IOPS where it is higher. 0 without a smaller one.
+    let latency_bound = |i: usize, entries: f64, iops: f64| -> f64 {
+        by_type[i]
             .iter()
-            .filter(|c| c.parts.len() == 1 && c.parts[0].vm == provider.vms[i].name)
-            .min_by(|a, b| {
-                ((a.parts[0].entries_per_vm as f64).ln() - entries.ln())
-                    .abs()
-                    .total_cmp(&((b.parts[0].entries_per_vm as f64).ln() - entries.ln()).abs())
+            .rev()
+            .find(|h| h.0 <= entries && h.0 > 0.0)
+            .map_or(0.0, |&(n, latency, h_iops)| {
+                latency * entries / n * (h_iops / iops).min(1.0)
             })
-            .map(|c| c.latency_s * entries / c.parts[0].entries_per_vm.max(1) as f64)
     };
     let mut pairs = Vec::new();
     for (x, &a) in on_frontier.iter().enumerate() {
@@ -473,28 +582,113 @@ pub fn provider_configs(
             }
         }
     }
-    let mixed: Vec<Config> = pairs
+    // the mixes in the cost range, cheapest first, each with a lower bound on its latency
+    let mem = |i: usize| provider.vms[i].memory_bytes as f64;
+    let n = workload.entries as f64;
+    // (monthly cost, lower bound on latency, the type to search first, the two types and counts)
+    type Mix = (f64, f64, usize, (usize, u32), (usize, u32));
+    let mut candidates: Vec<Mix> = pairs
         .par_iter()
         .filter_map(|&((a, ca), (b, cb))| {
             let q = ctx.price(&[(a, ca), (b, cb)])?;
-            let mem = |i: usize| provider.vms[i].memory_bytes as f64;
             let total = mem(a) * ca as f64 + mem(b) * cb as f64;
-            let n = workload.entries as f64;
-            let estimate =
-                per_vm_latency(a, n * mem(a) / total)?.max(per_vm_latency(b, n * mem(b) / total)?);
-            let current = best_within(&homogeneous, q.total_usd)?;
-            if estimate >= current.latency_s * 0.98 {
-                return None;
-            }
-            let ta = template(a, n / total * mem(a))?;
-            let tb = template(b, n / total * mem(b))?;
-            ctx.score(&[(a, ca), (b, cb)], &[Some(&ta), Some(&tb)])
+            let bound_a = latency_bound(a, n * mem(a) / total, q.iops_per_vm[0]);
+            let bound_b = latency_bound(b, n * mem(b) / total, q.iops_per_vm[1]);
+            // the type more likely to reach the limit is searched first
+            let first = usize::from(bound_b > bound_a);
+            Some((q.total_usd, bound_a.max(bound_b), first, (a, ca), (b, cb)))
         })
         .collect();
+    candidates.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // those the homogeneous configurations alone do not rule out
+    candidates.retain(|&(cost, bound, ..)| {
+        best_within(&homogeneous, cost).is_none_or(|h| bound < h.latency_s)
+    });
+    // Scored a chunk at a time: a mix is skipped when its bound shows it cannot beat a configuration of at
+    // most its cost already scored (homogeneous, or a cheaper mix), so it could not be on the frontier.
+    let mut mixed: Vec<Config> = Vec::new();
+    let mut fastest_mix = f64::INFINITY;
+    for chunk in candidates.chunks(MIX_CHUNK) {
+        let scored: Vec<Config> = chunk
+            .par_iter()
+            .filter_map(|&(cost, bound, first, (a, ca), (b, cb))| {
+                let to_beat = best_within(&homogeneous, cost)
+                    .map_or(f64::INFINITY, |h| h.latency_s)
+                    .min(fastest_mix);
+                if bound >= to_beat {
+                    return None;
+                }
+                let total = mem(a) * ca as f64 + mem(b) * cb as f64;
+                let sa = ctx.shapes_between(a, n / total * mem(a), &anchors, &tops);
+                let sb = ctx.shapes_between(b, n / total * mem(b), &anchors, &tops);
+                ctx.score_below(&[(a, ca), (b, cb)], &[sa, sb], to_beat, &[first])
+            })
+            .collect();
+        for c in scored {
+            fastest_mix = fastest_mix.min(c.latency_s);
+            mixed.push(c);
+        }
+    }
     configs.extend(mixed);
     counts.configurations += configs.len();
     counts.designs += designs.load(Ordering::Relaxed);
     configs
+}
+
+/// Mixed configurations scored in parallel between updates of the fastest one found.
+const MIX_CHUNK: usize = 32;
+
+/// Shapes taken from each neighbouring anchor for a shard between anchors.
+pub const REFIT_SHAPES: usize = 3;
+
+/// VM counts whose shards get a full design search (the others re-fit the nearest one's shape).
+fn anchor_counts(max_vms: u32) -> Vec<u32> {
+    (0..)
+        .map(|k| 1u32 << k)
+        .take_while(|c| *c <= max_vms)
+        .collect()
+}
+
+/// Prices, in parallel and once each, the design grids of every provider's anchor shards: VM types of one memory
+/// size at one count share a grid, so this spreads the distinct ones over the cores before the configurations
+/// that use them are scored.
+fn warm_anchor_grids(
+    catalog: &Catalog,
+    workload: &Workload,
+    phi: &PhiLibrary,
+    opts: &SearchOptions,
+    memo: &EvalMemo,
+) {
+    // the configurations that use these grids count their designs
+    let designs = AtomicUsize::new(0);
+    let mut seen = std::collections::HashSet::new();
+    let mut jobs: Vec<(&Provider, usize, u32)> = Vec::new();
+    for provider in catalog
+        .providers
+        .iter()
+        .filter(|p| opts.providers.contains(&p.id))
+    {
+        for i in undominated(provider) {
+            for c in anchor_counts(opts.max_vms) {
+                let key = (provider.vms[i].memory_bytes, provider.block_bytes, c);
+                if seen.insert(key) {
+                    jobs.push((provider, i, c));
+                }
+            }
+        }
+    }
+    jobs.par_iter().for_each(|&(provider, i, c)| {
+        Ctx {
+            catalog,
+            provider,
+            workload,
+            phi,
+            opts,
+            designs: &designs,
+            memo,
+        }
+        .warm(i, c)
+    });
 }
 
 /// The result of a search.
@@ -524,6 +718,8 @@ pub fn search(
     opts: &SearchOptions,
 ) -> SearchResult {
     let mut counts = SearchCounts::default();
+    let memo = EvalMemo::default();
+    warm_anchor_grids(catalog, workload, phi, opts, &memo);
     let mut per_provider = Vec::new();
     let mut all = Vec::new();
     for p in catalog
@@ -531,7 +727,7 @@ pub fn search(
         .iter()
         .filter(|p| opts.providers.contains(&p.id))
     {
-        let configs = provider_configs(catalog, p, workload, phi, opts, &mut counts);
+        let configs = provider_configs_in(catalog, p, workload, phi, opts, &mut counts, &memo);
         let f = frontier(configs);
         all.extend(f.iter().cloned());
         per_provider.push((p.id.clone(), f));
@@ -543,8 +739,14 @@ pub fn search(
     let faster = frontier.get(i).cloned();
     let baselines = Baseline::ALL
         .iter()
-        .map(|&b| (b, baseline_frontier(catalog, workload, phi, opts, b)))
+        .map(|&b| {
+            (
+                b,
+                baseline_frontier_in(catalog, workload, phi, opts, b, &memo),
+            )
+        })
         .collect();
+    counts.evaluations = memo.priced();
     SearchResult {
         best,
         cheaper,
@@ -705,5 +907,128 @@ mod tests {
             !names.contains(&"r5d.large") && names.contains(&"r5.large"),
             "{names:?}"
         );
+    }
+}
+
+/// The search checked against an exhaustive one over the same space on a small catalog: every VM type at every
+/// count and every pair of types at every pair of counts, each shard given the full design search (no re-fitted
+/// templates, no estimate deciding which mixes to score). "Best" must mean best, not best found.
+#[cfg(test)]
+mod exhaustive {
+    use super::*;
+    use cosine_design::named_workload;
+
+    /// The frontier of every configuration of up to `opts.max_vms` VMs of one or two types of `provider`.
+    fn exhaustive_frontier(
+        catalog: &Catalog,
+        provider: &Provider,
+        workload: &Workload,
+        phi: &PhiLibrary,
+        opts: &SearchOptions,
+    ) -> Vec<Config> {
+        let designs = AtomicUsize::new(0);
+        let memo = EvalMemo::default();
+        let ctx = Ctx {
+            catalog,
+            provider,
+            workload,
+            phi,
+            opts,
+            designs: &designs,
+            memo: &memo,
+        };
+        let types = undominated(provider);
+        let mut all = Vec::new();
+        for &i in &types {
+            for c in 1..=opts.max_vms {
+                all.extend(ctx.score(&[(i, c)], &[None]));
+            }
+        }
+        for (x, &a) in types.iter().enumerate() {
+            for &b in &types[x + 1..] {
+                for ca in 1..opts.max_vms {
+                    for cb in 1..=(opts.max_vms - ca) {
+                        all.extend(ctx.score(&[(a, ca), (b, cb)], &[None, None]));
+                    }
+                }
+            }
+        }
+        frontier(all)
+    }
+
+    /// The fastest latency a frontier offers at or below `cost`.
+    fn latency_at(f: &[Config], cost: f64) -> f64 {
+        best_within(f, cost + 1e-9).map_or(f64::INFINITY, |c| c.latency_s)
+    }
+
+    fn small_catalog() -> Catalog {
+        let mut catalog = cosine_cloud_pricing::paper();
+        catalog.providers.retain(|p| p.id == "aws");
+        let aws = &mut catalog.providers[0];
+        let keep: Vec<usize> = undominated(aws).into_iter().take(4).collect();
+        let mut i = 0;
+        aws.vms.retain(|_| {
+            i += 1;
+            keep.contains(&(i - 1))
+        });
+        catalog
+    }
+
+    fn check(name: &str, entries: u64) {
+        let catalog = small_catalog();
+        let provider = &catalog.providers[0];
+        let mut w = named_workload(name).unwrap();
+        w.entries = entries;
+        let phi = PhiLibrary::default();
+        let mut opts = SearchOptions::new(5_000.0);
+        opts.providers = vec!["aws".into()];
+        opts.max_vms = 6;
+        let mut counts = SearchCounts::default();
+        let fast = frontier(provider_configs(
+            &catalog,
+            provider,
+            &w,
+            &phi,
+            &opts,
+            &mut counts,
+        ));
+        let full = exhaustive_frontier(&catalog, provider, &w, &phi, &opts);
+        assert!(!full.is_empty());
+        for c in &full {
+            let got = latency_at(&fast, c.monthly_usd());
+            assert!(
+                got <= c.latency_s * (1.0 + 1e-9),
+                "{name}, {entries} entries: at ${:.2} the search offers {got} s, the exhaustive search {} s ({}: {:?}) vs {:?}",
+                c.monthly_usd(),
+                c.latency_s,
+                c.describe(),
+                c.parts.iter().map(|p| (p.design.design.size_ratio, p.design.design.hot_runs, p.design.design.cold_runs, p.design.design.buffer_bytes)).collect::<Vec<_>>(),
+                best_within(&fast, c.monthly_usd() + 1e-9).map(|f| (f.describe(), f.parts.iter().map(|p| (p.design.design.size_ratio, p.design.design.hot_runs, p.design.design.cold_runs, p.design.design.buffer_bytes)).collect::<Vec<_>>()))
+            );
+        }
+        // and the search finds nothing the exhaustive search does not (it searches a subset)
+        for c in &fast {
+            assert!(latency_at(&full, c.monthly_usd()) <= c.latency_s * (1.0 + 1e-9));
+        }
+    }
+
+    #[test]
+    fn the_frontier_is_the_exhaustive_frontier_for_ycsb_a() {
+        check("ycsb-a", 200_000_000);
+    }
+
+    #[test]
+    fn the_frontier_is_the_exhaustive_frontier_for_ycsb_c() {
+        check("ycsb-c", 50_000_000);
+    }
+
+    #[test]
+    fn the_frontier_is_the_exhaustive_frontier_for_ycsb_e() {
+        check("ycsb-e", 200_000_000);
+    }
+
+    #[test]
+    fn the_frontier_is_the_exhaustive_frontier_for_a_write_heavy_endure_workload() {
+        check("endure-w11", 1_000_000_000);
     }
 }

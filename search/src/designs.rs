@@ -11,11 +11,20 @@ use cosine_cost_model::{DistributionAware, ReferenceQuirks};
 use cosine_design::{
     Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy, Workload,
 };
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
+use std::hash::{BuildHasher, Hash};
+use std::sync::{Arc, OnceLock};
 
 /// Operations one core serves per second when no I/O is needed ([R]: about 5 µs of CPU per operation). It keeps
 /// the latency of a shard that fits in memory finite.
 pub const CPU_OPS_PER_CORE: f64 = 200_000.0;
+
+/// Shapes whose buffer share is refined after the ε grid ranked them. A shape's latency can fall steeply
+/// between two grid points (a B-tree whose leaves come to fit in memory), so a shape third on the grid can come
+/// first once refined; four keeps that in.
+pub const REFINED_SHAPES: usize = 4;
 
 /// Size ratios searched for LSM-like and hybrid designs.
 pub const LSM_SIZE_RATIOS: [u64; 10] = [2, 3, 4, 6, 8, 10, 12, 16, 24, 32];
@@ -57,7 +66,7 @@ fn machine_shard<'a>(
     phi: &'a PhiLibrary,
 ) -> Shard<'a> {
     Shard {
-        keys: KeySpace::from_workload(workload),
+        keys: Arc::new(KeySpace::from_workload(workload)),
         workload: workload.clone(),
         memory_bytes,
         vcpus: cores.max(1),
@@ -69,6 +78,7 @@ fn machine_shard<'a>(
         system_phi: None,
         quirks: ReferenceQuirks::NONE,
         scored: None,
+        memo: None,
     }
 }
 
@@ -119,13 +129,133 @@ impl Baseline {
     }
 }
 
+/// Model evaluations shared by every shard of one search over one workload: the same design on a shard of the
+/// same size (entries and operations) is priced once, whichever VM type, count or provider asked. The I/O model
+/// depends on neither a VM's cores nor its IOPS, so this changes no result; it only spares repeated work, since
+/// many VM types share a memory size. Also shares the key space of each shard size.
+#[derive(Debug, Default)]
+pub struct EvalMemo {
+    costs: [Mutex<FxHashMap<EvalKey, Option<Priced>>>; MEMO_SHARDS],
+    keys: Mutex<FxHashMap<u64, Arc<KeySpace>>>,
+    grids: Mutex<FxHashMap<GridKey, Arc<OnceLock<Arc<Grid>>>>>,
+    priced: std::sync::atomic::AtomicUsize,
+}
+
+/// A design's I/Os per operation and the class the model derives.
+type Priced = (f64, DesignClass);
+
+/// A shard's ε grid priced: per shape, per buffer share, the I/Os per operation and the class (None where the
+/// model rejects the design). What the latency ranking needs, without a VM's cores and IOPS.
+type Grid = Vec<Vec<Option<(f64, DesignClass)>>>;
+
+/// What a shard's grid depends on: its size, memory and block, and the search's quirks, ε and ρ.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct GridKey {
+    entries: u64,
+    operations: u64,
+    memory_bytes: u64,
+    block_bytes: u64,
+    quirks: ReferenceQuirks,
+    epsilon: u64,
+    rho: Option<u64>,
+}
+
+const MEMO_SHARDS: usize = 16;
+
+/// What an evaluation depends on besides the (fixed) workload: the shard's size, the quirks and every design
+/// field, floats by their bits.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct EvalKey {
+    entries: u64,
+    operations: u64,
+    quirks: ReferenceQuirks,
+    numbers: [u64; 11],
+    kinds: (
+        FilterGranularity,
+        Compaction,
+        RunStrategy,
+        FilePicking,
+        LogKind,
+        Option<DesignClass>,
+    ),
+}
+
+impl EvalKey {
+    fn new(d: &Design, w: &Workload, quirks: ReferenceQuirks) -> Self {
+        EvalKey {
+            entries: w.entries,
+            operations: w.operations,
+            quirks,
+            numbers: [
+                d.size_ratio,
+                d.hot_runs,
+                d.cold_runs,
+                d.block_bytes,
+                d.buffer_bytes,
+                d.filter_bytes,
+                d.fence_bytes,
+                d.merge_threshold.to_bits(),
+                u64::from(d.full_compaction_levels),
+                u64::from(d.threads),
+                d.file_bytes,
+            ],
+            kinds: (
+                d.filter_granularity,
+                d.compaction,
+                d.run_strategy,
+                d.file_picking,
+                d.log,
+                d.class,
+            ),
+        }
+    }
+}
+
+impl EvalMemo {
+    /// The key space of the workload resized to `w.entries` (built once per size).
+    pub fn keys(&self, w: &Workload) -> Arc<KeySpace> {
+        if let Some(k) = self.keys.lock().get(&w.entries) {
+            return k.clone();
+        }
+        let k = Arc::new(KeySpace::from_workload(w));
+        self.keys.lock().entry(w.entries).or_insert(k).clone()
+    }
+
+    /// Designs the I/O model has priced for this memo.
+    pub fn priced(&self) -> usize {
+        self.priced.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The grid for `key`, priced by `compute` once: a caller asking while another prices it waits for it.
+    fn grid(&self, key: GridKey, compute: impl FnOnce() -> Grid) -> Arc<Grid> {
+        let cell = self.grids.lock().entry(key).or_default().clone();
+        cell.get_or_init(|| Arc::new(compute())).clone()
+    }
+
+    fn cost(
+        &self,
+        key: EvalKey,
+        compute: impl FnOnce() -> Option<(f64, DesignClass)>,
+    ) -> Option<(f64, DesignClass)> {
+        let h = rustc_hash::FxBuildHasher.hash_one(&key);
+        // the high bits pick the shard: the map inside uses the low ones
+        let shard = &self.costs[(h >> 60) as usize % MEMO_SHARDS];
+        if let Some(c) = shard.lock().get(&key) {
+            return *c;
+        }
+        let c = compute();
+        shard.lock().insert(key, c);
+        c
+    }
+}
+
 /// One VM's share of the problem.
 #[derive(Clone, Debug)]
 pub struct Shard<'a> {
     /// The shard's workload (entries N_j and operations χ_j already scaled).
     pub workload: Workload,
     /// Its key space.
-    pub keys: KeySpace,
+    pub keys: Arc<KeySpace>,
     /// VM memory in bytes.
     pub memory_bytes: u64,
     /// VM cores (η).
@@ -146,6 +276,8 @@ pub struct Shard<'a> {
     pub quirks: ReferenceQuirks,
     /// Counts the designs scored.
     pub scored: Option<&'a std::sync::atomic::AtomicUsize>,
+    /// Evaluations shared with the search's other shards (None: every design is priced afresh).
+    pub memo: Option<&'a EvalMemo>,
 }
 
 /// A scored design.
@@ -197,6 +329,127 @@ pub fn with_class_defaults(mut d: Design, class: DesignClass) -> Design {
     d
 }
 
+/// A shape of the design search: what stays fixed while the buffer share moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// LSM-like or hybrid: size ratio T, K runs per hot level, Z per cold level; the memory beside the buffer
+    /// goes to fences first (as many hot levels as fit), then filters.
+    Lsm {
+        /// T.
+        t: u64,
+        /// K.
+        k: u64,
+        /// Z.
+        z: u64,
+    },
+    /// B-tree-like: fanout T, one run per level, no filters; the memory beside the buffer is fences.
+    Btree {
+        /// T.
+        t: u64,
+    },
+}
+
+/// How a shape's run counts follow from its size ratio: K (or Z) = 1, ⌈T/2⌉ or T − 1.
+fn runs_pattern(t: u64, runs: u64) -> u8 {
+    if runs == 1 {
+        0
+    } else if runs == t - 1 {
+        2
+    } else {
+        1
+    }
+}
+
+fn runs_of(t: u64, pattern: u8) -> u64 {
+    match pattern {
+        0 => 1,
+        2 => t - 1,
+        _ => t.div_ceil(2),
+    }
+}
+
+impl Shape {
+    /// The shapes of the same kind (the same rule for K and Z) at every size ratio from the smallest to the
+    /// largest of `shapes`', one step of the searched ratios beyond each end: where a shard between two
+    /// searched sizes finds its best size ratio.
+    pub fn spanning(shapes: &[Shape]) -> Vec<Shape> {
+        let mut out: Vec<Shape> = Vec::new();
+        let mut add = |s: Shape| {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        };
+        let span = |ratios: &[u64], ts: &[u64]| -> Vec<u64> {
+            let lo = ts
+                .iter()
+                .filter_map(|t| ratios.iter().position(|r| r == t))
+                .min();
+            let hi = ts
+                .iter()
+                .filter_map(|t| ratios.iter().position(|r| r == t))
+                .max();
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => {
+                    ratios[lo.saturating_sub(1)..(hi + 2).min(ratios.len())].to_vec()
+                }
+                _ => Vec::new(),
+            }
+        };
+        let mut kinds: Vec<(u8, u8)> = Vec::new();
+        for s in shapes {
+            if let Shape::Lsm { t, k, z } = *s {
+                let kind = (runs_pattern(t, k), runs_pattern(t, z));
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+        }
+        for (kp, zp) in kinds {
+            let ts: Vec<u64> = shapes
+                .iter()
+                .filter_map(|s| match *s {
+                    Shape::Lsm { t, k, z }
+                        if (runs_pattern(t, k), runs_pattern(t, z)) == (kp, zp) =>
+                    {
+                        Some(t)
+                    }
+                    _ => None,
+                })
+                .collect();
+            for t in span(&LSM_SIZE_RATIOS, &ts) {
+                let (k, z) = (runs_of(t, kp), runs_of(t, zp));
+                // the searched (K, Z) pairs only (T = 2 has K = Z = 1)
+                if lsm_runs(t).contains(&(k, z)) {
+                    add(Shape::Lsm { t, k, z });
+                }
+            }
+        }
+        let bts: Vec<u64> = shapes
+            .iter()
+            .filter_map(|s| match *s {
+                Shape::Btree { t } => Some(t),
+                _ => None,
+            })
+            .collect();
+        for t in span(&BTREE_SIZE_RATIOS, &bts) {
+            add(Shape::Btree { t });
+        }
+        out
+    }
+}
+
+/// The (K, Z) pairs searched for size ratio T: K in {1, ⌈T/2⌉, T − 1}, Z in {1, T − 1}.
+fn lsm_runs(t: u64) -> Vec<(u64, u64)> {
+    let mut ks = vec![1, t - 1, t.div_ceil(2)];
+    ks.sort_unstable();
+    ks.dedup();
+    let mut zs = vec![1, t - 1];
+    zs.dedup();
+    ks.iter()
+        .flat_map(|&k| zs.iter().map(move |&z| (k, z)))
+        .collect()
+}
+
 fn base_design(t: u64, k: u64, z: u64, block: u64, m_b: u64, m_bf: u64, m_fp: u64) -> Design {
     Design {
         size_ratio: t,
@@ -227,14 +480,49 @@ impl Shard<'_> {
 
     /// Scores one design; None when the model rejects it.
     pub fn score(&self, design: Design) -> Option<Scored> {
+        let (io, class) = self.io_and_class(&design)?;
+        Some(self.scored(design, io, class))
+    }
+
+    /// A design with its I/Os per operation and class, timed on this VM.
+    fn scored(&self, design: Design, io: f64, class: DesignClass) -> Scored {
+        let phi = self
+            .system_phi
+            .unwrap_or_else(|| self.phi.class(class))
+            .workload_phi(&self.workload.mix);
+        let latency = self.latency(io, class);
+        Scored {
+            design: with_class_defaults(design, class),
+            class,
+            io_per_op: io,
+            phi,
+            latency_s: latency,
+        }
+    }
+
+    /// Expected I/Os per operation (the KL worst case with ρ) and the class the model derives, through the memo.
+    fn io_and_class(&self, design: &Design) -> Option<(f64, DesignClass)> {
         if let Some(c) = self.scored {
             c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        match self.memo {
+            Some(m) => m.cost(EvalKey::new(design, &self.workload, self.quirks), || {
+                self.evaluate(design)
+            }),
+            None => self.evaluate(design),
+        }
+    }
+
+    /// [`Shard::io_and_class`] priced by the model.
+    fn evaluate(&self, design: &Design) -> Option<(f64, DesignClass)> {
+        if let Some(m) = self.memo {
+            m.priced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         let cost = DistributionAware {
             quirks: self.quirks,
             ..Default::default()
         }
-        .evaluate_with_keys(&design, &self.workload, &self.keys)
+        .evaluate_with_keys(design, &self.workload, &self.keys)
         .ok()?;
         let mix = self.workload.mix;
         let io = match self.rho {
@@ -255,21 +543,7 @@ impl Shard<'_> {
             }
             _ => cost.per_operation,
         };
-        let class = cost.class;
-        let phi = self
-            .system_phi
-            .unwrap_or_else(|| self.phi.class(class))
-            .workload_phi(&mix);
-        let g = speedup(phi, self.vcpus as f64);
-        let ops = self.workload.operations as f64;
-        let latency = ops * io / self.iops / g + ops / (CPU_OPS_PER_CORE * g);
-        Some(Scored {
-            design: with_class_defaults(design, class),
-            class,
-            io_per_op: io,
-            phi,
-            latency_s: latency,
-        })
+        Some((io, cost.class))
     }
 
     /// An LSM-like or hybrid design with the given buffer: the rest of memory goes to fences first (as many hot
@@ -311,21 +585,20 @@ impl Shard<'_> {
         ))
     }
 
-    fn best_over_buffer(&self, make: impl Fn(u64) -> Option<Design>) -> Option<Scored> {
-        let (frac, s) = self.buffer_grid(&make)?;
-        Some(self.refine_buffer(&make, frac, s))
-    }
-
     /// The best buffer share on the ε grid (and the all-buffer corner).
     fn buffer_grid(&self, make: &impl Fn(u64) -> Option<Design>) -> Option<(f64, Scored)> {
+        self.grid_over(make, &self.grid_fractions())
+    }
+
+    /// The fastest of `make`'s designs over the buffer shares `fracs`.
+    fn grid_over(
+        &self,
+        make: &impl Fn(u64) -> Option<Design>,
+        fracs: &[f64],
+    ) -> Option<(f64, Scored)> {
         let m = self.memory_bytes as f64;
-        let steps = (1.0 / self.epsilon).round().max(2.0) as u64;
         let mut best: Option<(f64, Scored)> = None;
-        // the ε grid, plus the corner where (nearly) all memory is buffer: a shard that fits in memory
-        let fracs = (1..steps)
-            .map(|i| i as f64 / steps as f64)
-            .chain([0.95, 0.99, 0.999]);
-        for frac in fracs {
+        for &frac in fracs {
             if let Some(s) = make((m * frac) as u64).and_then(|d| self.score(d)) {
                 if best.as_ref().is_none_or(|(_, b)| s.latency_s < b.latency_s) {
                     best = Some((frac, s));
@@ -333,6 +606,16 @@ impl Shard<'_> {
             }
         }
         best
+    }
+
+    /// The ε grid of buffer shares, plus the corner where (nearly) all memory is buffer: a shard that fits in
+    /// memory.
+    fn grid_fractions(&self) -> Vec<f64> {
+        let steps = (1.0 / self.epsilon).round().max(2.0) as u64;
+        (1..steps)
+            .map(|i| i as f64 / steps as f64)
+            .chain([0.95, 0.99, 0.999])
+            .collect()
     }
 
     /// Binary refinement of the buffer share around `frac` (memory hopping's second phase).
@@ -451,39 +734,101 @@ impl Shard<'_> {
     }
 
     /// The fastest design for this shard over the LSM/hybrid, B-tree and LSH spaces: every shape (T, K, Z, class)
-    /// on the ε grid of buffer sizes, then the binary refinement of the buffer for the two best shapes.
+    /// on the ε grid of buffer sizes, then the binary refinement of the buffer for the [`REFINED_SHAPES`] best.
     pub fn best(&self) -> Option<Scored> {
-        type Maker<'s> = Box<dyn Fn(u64) -> Option<Design> + 's>;
-        let mut shapes: Vec<Maker<'_>> = Vec::new();
+        let shapes = self.shapes();
+        let graded = self.graded(&shapes);
+        self.finish(&shapes, graded)
+    }
+
+    /// Every shape the design search walks on this shard: LSM-like and hybrid (T, K, Z) and B-tree-like T.
+    pub fn shapes(&self) -> Vec<Shape> {
+        let mut shapes = Vec::new();
         for t in LSM_SIZE_RATIOS {
-            let mut ks = vec![1, t - 1, t.div_ceil(2)];
-            ks.sort_unstable();
-            ks.dedup();
-            let mut zs = vec![1, t - 1];
-            zs.dedup();
-            for &k in &ks {
-                for &z in &zs {
-                    shapes.push(Box::new(move |m_b| self.lsm_design(t, k, z, m_b)));
-                }
+            for (k, z) in lsm_runs(t) {
+                shapes.push(Shape::Lsm { t, k, z });
             }
         }
         let b = self.shape().entries_per_block as u64;
         for t in BTREE_SIZE_RATIOS.into_iter().filter(|t| *t <= b) {
-            let m = self.memory_bytes;
-            let block = self.block_bytes;
-            shapes.push(Box::new(move |m_b| {
-                (m_b < m).then(|| base_design(t, 1, 1, block, m_b, 0, m - m_b))
-            }));
+            shapes.push(Shape::Btree { t });
         }
-        let mut graded: Vec<(usize, f64, Scored)> = shapes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, make)| self.buffer_grid(make).map(|(f, s)| (i, f, s)))
-            .collect();
+        shapes
+    }
+
+    /// The design of `shape` with `m_b` bytes of buffer, the rest of memory split as the shape's class splits it.
+    fn make(&self, shape: Shape, m_b: u64) -> Option<Design> {
+        let m = self.memory_bytes;
+        match shape {
+            Shape::Lsm { t, k, z } => self.lsm_design(t, k, z, m_b),
+            Shape::Btree { t } => {
+                (m_b < m).then(|| base_design(t, 1, 1, self.block_bytes, m_b, 0, m - m_b))
+            }
+        }
+    }
+
+    /// Every shape of [`Shard::shapes`] at its fastest point of the ε grid, fastest first. The grid is priced
+    /// once per shard size and memory (the VM types that share them share it), then timed on this VM.
+    fn graded(&self, shapes: &[Shape]) -> Vec<(usize, f64, Scored)> {
+        if let Some(c) = self.scored {
+            c.fetch_add(
+                shapes.len() * self.grid_fractions().len(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        self.ranked(shapes)
+    }
+
+    /// [`Shard::graded`] without counting the designs (a ranking read again).
+    fn ranked(&self, shapes: &[Shape]) -> Vec<(usize, f64, Scored)> {
+        let m = self.memory_bytes as f64;
+        let fracs = self.grid_fractions();
+        let price = || -> Grid {
+            shapes
+                .iter()
+                .map(|&shape| {
+                    fracs
+                        .iter()
+                        .map(|&f| {
+                            self.make(shape, (m * f) as u64)
+                                .and_then(|d| self.evaluate(&d))
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let grid = match self.memo {
+            Some(memo) => memo.grid(self.grid_key(), price),
+            None => Arc::new(price()),
+        };
+        let mut graded: Vec<(usize, f64, Scored)> = Vec::new();
+        for (i, row) in grid.iter().enumerate() {
+            // the first fastest point, as walking the grid in order finds it
+            let mut pick: Option<(f64, f64, DesignClass, f64)> = None;
+            for (&frac, cell) in fracs.iter().zip(row) {
+                if let Some((io, class)) = *cell {
+                    let latency = self.latency(io, class);
+                    if pick.is_none_or(|p| latency < p.3) {
+                        pick = Some((frac, io, class, latency));
+                    }
+                }
+            }
+            if let Some((frac, io, class, _)) = pick {
+                if let Some(d) = self.make(shapes[i], (m * frac) as u64) {
+                    graded.push((i, frac, self.scored(d, io, class)));
+                }
+            }
+        }
         graded.sort_by(|a, b| a.2.latency_s.total_cmp(&b.2.latency_s));
+        graded
+    }
+
+    /// The binary refinement of the buffer for the [`REFINED_SHAPES`] fastest graded shapes, against Cosine's LSH
+    /// design.
+    fn finish(&self, shapes: &[Shape], graded: Vec<(usize, f64, Scored)>) -> Option<Scored> {
         let mut best: Option<Scored> = None;
-        for (i, frac, s) in graded.into_iter().take(2) {
-            let r = self.refine_buffer(&shapes[i], frac, s);
+        for (i, frac, s) in graded.into_iter().take(REFINED_SHAPES) {
+            let r = self.refine_buffer(&|m_b| self.make(shapes[i], m_b), frac, s);
             if best.as_ref().is_none_or(|b| r.latency_s < b.latency_s) {
                 best = Some(r);
             }
@@ -496,32 +841,57 @@ impl Shard<'_> {
         best
     }
 
-    /// The best buffer size for a fixed shape (T, K, Z and class of `template`), for re-scoring a design found
-    /// on a nearby shard size.
-    pub fn refit(&self, template: &Design) -> Option<Scored> {
-        match template.class {
-            Some(DesignClass::Lsh) => self.lsh_design().and_then(|d| self.score(d)),
-            Some(DesignClass::Btree) => self.best_over_buffer(|m_b| {
-                (m_b < self.memory_bytes).then(|| {
-                    base_design(
-                        template.size_ratio,
-                        1,
-                        1,
-                        self.block_bytes,
-                        m_b,
-                        0,
-                        self.memory_bytes - m_b,
-                    )
-                })
-            }),
-            _ => self.best_over_buffer(|m_b| {
-                self.lsm_design(
-                    template.size_ratio,
-                    template.hot_runs,
-                    template.cold_runs,
-                    m_b,
-                )
-            }),
+    /// The `n` fastest shapes of this shard's whole ε grid (what [`Shard::best`] ranks).
+    pub fn top_shapes(&self, n: usize) -> Vec<Shape> {
+        let shapes = self.shapes();
+        self.ranked(&shapes)
+            .into_iter()
+            .take(n)
+            .map(|(i, _, _)| shapes[i])
+            .collect()
+    }
+
+    /// [`Shard::best`] over a few shapes only (each on the whole ε grid, the fastest refined): for a shard
+    /// between two fully searched sizes, the shapes that came first there.
+    pub fn best_among(&self, shapes: &[Shape]) -> Option<Scored> {
+        // only shapes this shard's search has (a B-tree's fanout stays within a block)
+        let own = self.shapes();
+        let shapes: Vec<Shape> = shapes.iter().copied().filter(|s| own.contains(s)).collect();
+        let shapes = &shapes[..];
+        let fracs = self.grid_fractions();
+        let mut graded: Vec<(usize, f64, Scored)> = shapes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &shape)| {
+                self.grid_over(&|m_b| self.make(shape, m_b), &fracs)
+                    .map(|(f, s)| (i, f, s))
+            })
+            .collect();
+        graded.sort_by(|a, b| a.2.latency_s.total_cmp(&b.2.latency_s));
+        self.finish(shapes, graded)
+    }
+
+    /// Seconds to run the shard's operations at `io` I/Os each on a design of class `class` (Eq. 3 and the CPU
+    /// floor).
+    fn latency(&self, io: f64, class: DesignClass) -> f64 {
+        let phi = self
+            .system_phi
+            .unwrap_or_else(|| self.phi.class(class))
+            .workload_phi(&self.workload.mix);
+        let g = speedup(phi, self.vcpus as f64);
+        let ops = self.workload.operations as f64;
+        ops * io / self.iops / g + ops / (CPU_OPS_PER_CORE * g)
+    }
+
+    fn grid_key(&self) -> GridKey {
+        GridKey {
+            entries: self.workload.entries,
+            operations: self.workload.operations,
+            memory_bytes: self.memory_bytes,
+            block_bytes: self.block_bytes,
+            quirks: self.quirks,
+            epsilon: self.epsilon.to_bits(),
+            rho: self.rho.map(f64::to_bits),
         }
     }
 }
@@ -533,7 +903,7 @@ mod tests {
 
     fn shard<'a>(w: Workload, phi: &'a PhiLibrary, memory: u64) -> Shard<'a> {
         Shard {
-            keys: KeySpace::from_workload(&w),
+            keys: Arc::new(KeySpace::from_workload(&w)),
             workload: w,
             memory_bytes: memory,
             vcpus: 4,
@@ -545,6 +915,7 @@ mod tests {
             system_phi: None,
             quirks: ReferenceQuirks::NONE,
             scored: None,
+            memo: None,
         }
     }
 
@@ -562,6 +933,66 @@ mod tests {
             .and_then(|d| s.score(d))
             .unwrap();
         assert!(best.latency_s <= rocks.latency_s);
+    }
+
+    #[test]
+    fn a_shared_grid_gives_what_a_fresh_search_gives() {
+        // two VM types of one memory size share the priced grid; each must still find its own best design
+        let phi = PhiLibrary::default();
+        let mut w = named_workload("ycsb-a").unwrap();
+        w.entries = 20_000_000;
+        let memo = EvalMemo::default();
+        let mut first = shard(w.clone(), &phi, 4 << 30);
+        first.vcpus = 2;
+        first.iops = 3_000.0;
+        first.memo = Some(&memo);
+        let _ = first.best();
+        let priced = memo.priced();
+        assert!(priced > 0);
+        for (vcpus, iops) in [(2, 3_000.0), (16, 3_000.0), (4, 60_000.0)] {
+            let mut fresh = shard(w.clone(), &phi, 4 << 30);
+            fresh.vcpus = vcpus;
+            fresh.iops = iops;
+            let mut shared = fresh.clone();
+            shared.memo = Some(&memo);
+            assert_eq!(shared.best(), fresh.best(), "{vcpus} cores, {iops} IOPS");
+            let some = [Shape::Lsm { t: 8, k: 1, z: 1 }, Shape::Btree { t: 8 }];
+            assert_eq!(shared.best_among(&some), fresh.best_among(&some));
+        }
+        // the grid was priced once: the other VMs only priced their refinements
+        assert!(
+            memo.priced() < 2 * priced,
+            "{} after {priced}",
+            memo.priced()
+        );
+    }
+
+    #[test]
+    fn spanning_shapes_cover_the_size_ratios_between_and_one_beyond() {
+        let s = Shape::spanning(&[
+            Shape::Lsm { t: 8, k: 1, z: 1 },
+            Shape::Lsm { t: 16, k: 1, z: 1 },
+            Shape::Btree { t: 8 },
+        ]);
+        let lsm: Vec<u64> = s
+            .iter()
+            .filter_map(|x| match x {
+                Shape::Lsm { t, .. } => Some(*t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lsm, vec![6, 8, 10, 12, 16, 24]);
+        assert!(s.contains(&Shape::Btree { t: 4 }) && s.contains(&Shape::Btree { t: 16 }));
+        // the rule for K follows the size ratio: T − 1 runs at every T
+        let tiered = Shape::spanning(&[Shape::Lsm { t: 4, k: 3, z: 1 }]);
+        assert_eq!(
+            tiered,
+            vec![
+                Shape::Lsm { t: 3, k: 2, z: 1 },
+                Shape::Lsm { t: 4, k: 3, z: 1 },
+                Shape::Lsm { t: 6, k: 5, z: 1 }
+            ]
+        );
     }
 
     #[test]

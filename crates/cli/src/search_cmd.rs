@@ -218,7 +218,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
             "frontier": r.frontier,
             "baselines": baselines,
             "target": target.as_ref().map(|(label, c)| serde_json::json!({"met_by": label, "cheapest": c})),
-            "search": {"seconds": elapsed, "configurations": r.counts.configurations, "designs": r.counts.designs, "vm_types": r.counts.vm_types},
+            "search": {"seconds": elapsed, "configurations": r.counts.configurations, "designs": r.counts.designs, "evaluations": r.counts.evaluations, "vm_types": r.counts.vm_types},
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -347,8 +347,13 @@ pub fn run(a: SearchArgs) -> Result<()> {
         println!("wrote the frontier plot to {p}");
     }
     println!(
-        "\nsearched {} configurations and about {} designs over {} VM types in {:.2} s",
-        r.counts.configurations, r.counts.designs, r.counts.vm_types, elapsed
+        "\nsearched {} configurations and {} designs ({} priced by the model, the rest shared between VM types \
+         of one memory size) over {} VM types in {:.2} s",
+        r.counts.configurations,
+        r.counts.designs,
+        r.counts.evaluations,
+        r.counts.vm_types,
+        elapsed
     );
     Ok(())
 }
@@ -437,10 +442,18 @@ pub(crate) fn run_with_progress(
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     let result = std::thread::scope(|s| {
-        let handle = s.spawn(|| search(catalog, workload, phi, &opts));
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let handle = s.spawn(move || {
+            let r = search(catalog, workload, phi, &opts);
+            // the receiver waits below for as long as this thread runs
+            let _ = done.send(());
+            r
+        });
         let start = std::time::Instant::now();
-        while !handle.is_finished() {
-            std::thread::sleep(std::time::Duration::from_millis(100));
+        // wake when the search ends (not at the next tick), redrawing every 100 ms after the first 300
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            finished.recv_timeout(std::time::Duration::from_millis(100))
+        {
             if start.elapsed().as_millis() > 300 {
                 bar.set_message(counter.load(Ordering::Relaxed).to_string());
                 bar.tick();
