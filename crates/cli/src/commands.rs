@@ -29,7 +29,9 @@ enum Command {
     Search(crate::search_cmd::SearchArgs),
     /// Figure 5 as a table: Cosine against RocksDB-, WiredTiger- and FASTER-shaped designs at several budgets.
     Compare(crate::search_cmd::CompareArgs),
-    /// Serves an engine of a design over the Redis protocol (RESP2).
+    /// The what-if explorer: a local web page over the search (workload, budget, providers) and its JSON API.
+    Explore(crate::explore::ExploreArgs),
+    /// Serves an engine of a design over the Redis protocol (RESP2 and RESP3).
     Serve(crate::serve_cmd::ServeArgs),
     /// Writes a standalone engine project with the design fixed at compile time (or a multi-VM deployment).
     Generate(crate::generate_cmd::GenerateArgs),
@@ -188,6 +190,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Uncertainty(a) => uncertainty_cmd(a),
         Command::Cost(a) => cost(a),
         Command::Search(a) => crate::search_cmd::run(a),
+        Command::Explore(a) => crate::explore::run(a),
         Command::Compare(a) => crate::search_cmd::compare(a),
         Command::Serve(a) => crate::serve_cmd::run(a),
         Command::Generate(a) => crate::generate_cmd::run(a),

@@ -4,6 +4,7 @@
 
 mod bench_cmd;
 mod commands;
+mod explore;
 mod generate_cmd;
 mod plot;
 mod rebalance_cmd;

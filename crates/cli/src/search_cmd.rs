@@ -15,59 +15,59 @@ use std::sync::Arc;
 pub struct SearchArgs {
     /// Monthly budget in USD.
     #[arg(long, allow_hyphen_values = true)]
-    budget: f64,
+    pub(crate) budget: f64,
     /// A workload name (ycsb-a..ycsb-f, endure-w0..w14) or a workload.json file.
     #[arg(long)]
-    workload: String,
+    pub(crate) workload: String,
     /// Providers to search, comma-separated.
     #[arg(long, default_value = "aws,gcp,azure")]
-    providers: String,
+    pub(crate) providers: String,
     /// SLA add-ons: migration, support (devops), backup, reliability, availability.
     #[arg(long, default_value = "")]
-    sla: String,
+    pub(crate) sla: String,
     /// Entries in the data set (overrides the workload's).
     #[arg(long, allow_hyphen_values = true)]
-    entries: Option<f64>,
+    pub(crate) entries: Option<f64>,
     /// Key size in bytes (overrides the workload's).
     #[arg(long, allow_hyphen_values = true)]
-    key_bytes: Option<f64>,
+    pub(crate) key_bytes: Option<f64>,
     /// Value size in bytes (overrides the workload's).
     #[arg(long, allow_hyphen_values = true)]
-    value_bytes: Option<f64>,
+    pub(crate) value_bytes: Option<f64>,
     /// Memory-hopping step ε as a fraction of VM memory.
     #[arg(long, default_value_t = 0.1, allow_hyphen_values = true)]
-    epsilon: f64,
+    pub(crate) epsilon: f64,
     /// Use Endure's robust objective with this KL radius instead of Cosine's 10% noise.
     #[arg(long, allow_hyphen_values = true)]
-    rho: Option<f64>,
+    pub(crate) rho: Option<f64>,
     /// Price catalog: "current" (embedded), "paper", or a catalog JSON file.
     #[arg(long, default_value = "current")]
-    catalog: String,
+    pub(crate) catalog: String,
     /// Most VMs in one configuration.
     #[arg(long, default_value_t = 32)]
-    max_vms: u32,
+    pub(crate) max_vms: u32,
     /// φ library: `learned` (the default: the one `cosine calibrate` learned on this project's 2-core machine,
     /// FASTER's from the authors), `paper` (the authors' values), or a JSON file from `cosine calibrate`.
     #[arg(long)]
-    phi: Option<String>,
+    pub(crate) phi: Option<String>,
     /// Write the best configuration's design (of its first VM type) as design.json for the engine.
     #[arg(long)]
-    design_out: Option<String>,
+    pub(crate) design_out: Option<String>,
     /// Write the best configuration as deployment.json (one shard per VM) for `cosine generate --deployment`.
     #[arg(long)]
-    deployment_out: Option<String>,
+    pub(crate) deployment_out: Option<String>,
     /// Draw the frontier, with the fixed designs, as an SVG.
     #[arg(long)]
-    plot: Option<String>,
+    pub(crate) plot: Option<String>,
     /// A latency target in seconds for the whole workload: also answer the cheapest configuration meeting it.
     #[arg(long, allow_hyphen_values = true)]
-    latency_target: Option<f64>,
+    pub(crate) latency_target: Option<f64>,
     /// A throughput target in operations per second: also answer the cheapest configuration meeting it.
     #[arg(long, allow_hyphen_values = true)]
-    throughput_target: Option<f64>,
+    pub(crate) throughput_target: Option<f64>,
     /// Print one JSON document.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
 }
 
 fn positive_int(name: &str, v: Option<f64>) -> Result<Option<u64>> {
@@ -78,8 +78,24 @@ fn positive_int(name: &str, v: Option<f64>) -> Result<Option<u64>> {
     }
 }
 
-/// Runs `cosine search`.
-pub fn run(a: SearchArgs) -> Result<()> {
+/// A search's inputs, checked: what `cosine search` and the explorer's `/api/search` run.
+pub(crate) struct Prepared {
+    /// The workload, with the overrides applied.
+    pub(crate) workload: cosine_design::Workload,
+    /// The catalog searched.
+    pub(crate) catalog: cosine_cloud_pricing::Catalog,
+    /// The search's options.
+    pub(crate) opts: SearchOptions,
+    /// The φ library.
+    pub(crate) phi: PhiLibrary,
+}
+
+/// Checks `a` (with `workload` instead of loading `a.workload` when given) and builds the search's inputs; the
+/// errors are the command's one-line messages.
+pub(crate) fn prepare(
+    a: &SearchArgs,
+    workload: Option<cosine_design::Workload>,
+) -> Result<Prepared> {
     if !(a.budget.is_finite() && a.budget > 0.0) {
         bail!(
             "--budget must be a positive number of USD per month, got {}",
@@ -97,8 +113,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
     if a.max_vms == 0 {
         bail!("--max-vms must be at least 1");
     }
-    let mut workload =
-        load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?;
+    let mut workload = match workload {
+        Some(w) => w,
+        None => load_workload(&a.workload).with_context(|| format!("workload {}", a.workload))?,
+    };
     if let Some(n) = positive_int("--entries", a.entries)? {
         workload.entries = n;
     }
@@ -156,18 +174,76 @@ pub fn run(a: SearchArgs) -> Result<()> {
         Some(p) => PhiLibrary::named_or_file(p)?,
         None => PhiLibrary::default(),
     };
-    let t = std::time::Instant::now();
-    let r = run_with_progress(&catalog, &workload, &phi, opts)?;
-    let elapsed = t.elapsed().as_secs_f64();
-    let target = target_answer(&r, a.latency_target, a.throughput_target, a.budget);
+    Ok(Prepared {
+        workload,
+        catalog,
+        opts,
+        phi,
+    })
+}
+
+/// The search's answer at `budget` as one JSON document (`cosine search --json`, the explorer's `/api/search`):
+/// the result is read at the budget, so one search serves every budget up to its cost range.
+pub(crate) fn search_json(
+    a: &SearchArgs,
+    p: &Prepared,
+    r: &SearchResult,
+    elapsed: f64,
+) -> serde_json::Value {
+    let best = cosine_search::continuum::best_within(&r.frontier, a.budget);
+    let i = r.frontier.partition_point(|c| c.monthly_usd() <= a.budget);
+    let cheaper = i.checked_sub(2).map(|i| &r.frontier[i]);
+    let faster = r.frontier.get(i);
+    let target = target_answer(r, a.latency_target, a.throughput_target, a.budget);
     let baselines: Vec<serde_json::Value> = r
         .baselines
         .iter()
         .map(|(b, f)| {
-            let best = cosine_search::continuum::best_within(f, a.budget);
-            serde_json::json!({"system": b.name(), "best": best, "speedup_of_cosine": speedup(r.best.as_ref(), best)})
+            let fixed = cosine_search::continuum::best_within(f, a.budget);
+            serde_json::json!({"system": b.name(), "best": fixed, "speedup_of_cosine": speedup(best, fixed)})
         })
         .collect();
+    serde_json::json!({
+        "budget": a.budget,
+        "workload": p.workload.name.clone().unwrap_or_else(|| a.workload.clone()),
+        "catalog": p.catalog.name,
+        "best": best,
+        "cheaper": cheaper,
+        "faster": faster,
+        "frontier": r.frontier,
+        "baselines": baselines,
+        "target": target.as_ref().map(|(label, c)| serde_json::json!({"met_by": label, "cheapest": c})),
+        "search": {"seconds": elapsed, "configurations": r.counts.configurations, "designs": r.counts.designs, "evaluations": r.counts.evaluations, "vm_types": r.counts.vm_types},
+    })
+}
+
+/// The best configuration as a deployment (one shard per VM) for `cosine generate --deployment`.
+pub(crate) fn deployment_of(best: &Config) -> cosine_design::Deployment {
+    let shards = best
+        .parts
+        .iter()
+        .flat_map(|p| {
+            (0..p.count).map(move |_| cosine_design::ShardSpec {
+                vm: p.vm.clone(),
+                memory_bytes: (p.memory_gib * 1024.0 * 1024.0 * 1024.0) as u64,
+                design: p.design.design.clone(),
+            })
+        })
+        .collect();
+    cosine_design::Deployment {
+        provider: best.provider.clone(),
+        shards,
+    }
+}
+
+/// Runs `cosine search`.
+pub fn run(a: SearchArgs) -> Result<()> {
+    let p = prepare(&a, None)?;
+    let (workload, catalog, phi) = (&p.workload, &p.catalog, &p.phi);
+    let t = std::time::Instant::now();
+    let r = run_with_progress(catalog, workload, phi, p.opts.clone())?;
+    let elapsed = t.elapsed().as_secs_f64();
+    let target = target_answer(&r, a.latency_target, a.throughput_target, a.budget);
     if let Some(path) = &a.design_out {
         let best = r
             .best
@@ -181,21 +257,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
             .best
             .as_ref()
             .ok_or_else(|| anyhow!("no configuration fits the budget: no deployment to write"))?;
-        let shards = best
-            .parts
-            .iter()
-            .flat_map(|p| {
-                (0..p.count).map(move |_| cosine_design::ShardSpec {
-                    vm: p.vm.clone(),
-                    memory_bytes: (p.memory_gib * 1024.0 * 1024.0 * 1024.0) as u64,
-                    design: p.design.design.clone(),
-                })
-            })
-            .collect();
-        let d = cosine_design::Deployment {
-            provider: best.provider.clone(),
-            shards,
-        };
+        let d = deployment_of(best);
         std::fs::write(path, serde_json::to_string_pretty(&d)? + "\n")
             .with_context(|| format!("writing {path}"))?;
     }
@@ -208,18 +270,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
             .with_context(|| format!("writing {path}"))?;
     }
     if a.json {
-        let v = serde_json::json!({
-            "budget": a.budget,
-            "workload": workload.name.clone().unwrap_or_else(|| a.workload.clone()),
-            "catalog": catalog.name,
-            "best": r.best,
-            "cheaper": r.cheaper,
-            "faster": r.faster,
-            "frontier": r.frontier,
-            "baselines": baselines,
-            "target": target.as_ref().map(|(label, c)| serde_json::json!({"met_by": label, "cheapest": c})),
-            "search": {"seconds": elapsed, "configurations": r.counts.configurations, "designs": r.counts.designs, "evaluations": r.counts.evaluations, "vm_types": r.counts.vm_types},
-        });
+        let v = search_json(&a, &p, &r, elapsed);
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -228,7 +279,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
         workload.name.clone().unwrap_or_else(|| a.workload.clone()),
         workload.entries,
         workload.entry_bytes(),
-        crate::commands::describe_mix(&workload),
+        crate::commands::describe_mix(workload),
         a.budget,
         catalog.name,
         catalog.as_of
@@ -296,7 +347,7 @@ pub fn run(a: SearchArgs) -> Result<()> {
     println!(
         "φ: {}{}",
         phi.machine,
-        if borrowed.is_empty() || phi == PhiLibrary::paper() {
+        if borrowed.is_empty() || *phi == PhiLibrary::paper() {
             String::new()
         } else {
             format!(
