@@ -163,30 +163,33 @@ struct GridKey {
 const MEMO_SHARDS: usize = 16;
 
 /// What an evaluation depends on besides the (fixed) workload: the shard's size, the quirks and every design
-/// field, floats by their bits.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// field, floats by their bits, the algorithmic choices packed in one word. Hashed by its numbers only (the quirks
+/// differ only between a fixed system's designs and ours, which never share numbers).
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct EvalKey {
-    entries: u64,
-    operations: u64,
+    numbers: [u64; 14],
     quirks: ReferenceQuirks,
-    numbers: [u64; 11],
-    kinds: (
-        FilterGranularity,
-        Compaction,
-        RunStrategy,
-        FilePicking,
-        LogKind,
-        Option<DesignClass>,
-    ),
+}
+
+impl Hash for EvalKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.numbers.hash(state);
+    }
 }
 
 impl EvalKey {
     fn new(d: &Design, w: &Workload, quirks: ReferenceQuirks) -> Self {
+        let kinds = (d.filter_granularity as u64)
+            | (d.compaction as u64) << 8
+            | (d.run_strategy as u64) << 16
+            | (d.file_picking as u64) << 24
+            | (d.log as u64) << 32
+            | d.class.map_or(0, |c| c as u64 + 1) << 40;
         EvalKey {
-            entries: w.entries,
-            operations: w.operations,
-            quirks,
             numbers: [
+                w.entries,
+                w.operations,
+                kinds,
                 d.size_ratio,
                 d.hot_runs,
                 d.cold_runs,
@@ -199,14 +202,7 @@ impl EvalKey {
                 u64::from(d.threads),
                 d.file_bytes,
             ],
-            kinds: (
-                d.filter_granularity,
-                d.compaction,
-                d.run_strategy,
-                d.file_picking,
-                d.log,
-                d.class,
-            ),
+            quirks,
         }
     }
 }
