@@ -173,6 +173,10 @@ impl ReadFile for FailingRead {
     fn advise_random(&self) -> io::Result<()> {
         self.file.advise_random()
     }
+
+    fn prefetch(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.file.prefetch(offset, len)
+    }
 }
 
 impl<F: Fs> Failing<F> {

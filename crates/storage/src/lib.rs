@@ -70,6 +70,12 @@ pub trait ReadFile: Send + Sync {
     fn advise_random(&self) -> io::Result<()> {
         Ok(())
     }
+    /// Asks the OS to start reading `len` bytes from `offset` into its cache without waiting for them
+    /// (`POSIX_FADV_WILLNEED`): a scan's own readahead, of exactly the bytes it expects to read next. Only
+    /// advice: a backend without a cache does nothing.
+    fn prefetch(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A file system as the engine uses one.

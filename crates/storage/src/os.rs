@@ -53,6 +53,23 @@ impl ReadFile for OsRead {
             Err(io::Error::from_raw_os_error(rc))
         }
     }
+
+    fn prefetch(&self, offset: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len))
+        else {
+            return Ok(());
+        };
+        // SAFETY: a valid open descriptor; the call only starts the kernel's asynchronous read of the range
+        let rc = unsafe {
+            libc::posix_fadvise(self.0.as_raw_fd(), offset, len, libc::POSIX_FADV_WILLNEED)
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::from_raw_os_error(rc))
+        }
+    }
 }
 
 impl Fs for OsFs {

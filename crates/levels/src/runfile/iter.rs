@@ -15,15 +15,29 @@ pub(super) enum Blocks {
     },
 }
 
-/// Iterates a file's entries from the first key ≥ `start`, one block at a time, through the file's sequential
-/// handle: scans and compactions read consecutive blocks, and the kernel reads ahead for them (lookups read
-/// through the file's other handle, advised random, so that a point read pulls in no readahead).
+/// The first readahead of a scan in one file, once it reads a second block there (RocksDB's auto readahead
+/// starts alike).
+pub const SCAN_READAHEAD_START: u64 = 8 << 10;
+/// The most a scan reads ahead in one file: the window doubles each time the scan reaches it.
+pub const SCAN_READAHEAD_MAX: u64 = 256 << 10;
+
+/// Iterates a file's entries from the first key ≥ `start`, one block at a time.
+///
+/// A compaction reads the whole file through its sequential handle, and the kernel reads ahead for it. A scan
+/// reads through the lookups' handle (advised random: the kernel reads nothing ahead) and reads ahead itself,
+/// RocksDB-style: from its second block on it asks the OS for the next [`SCAN_READAHEAD_START`] bytes, twice as
+/// many each time it reaches the end of what it asked for, up to [`SCAN_READAHEAD_MAX`]. A short scan so reads
+/// about what it uses, where the kernel's window brought in up to 128 KiB per file touched.
 pub struct FileIter {
     file: Arc<RunFile>,
     blocks: Blocks,
     block: std::vec::IntoIter<Entry>,
     start: Option<Vec<u8>>,
     stats: Option<(Arc<IoStats>, usize, bool)>,
+    /// Data blocks this iterator has read.
+    read: u64,
+    /// The file offset up to which the scan has asked the OS to read ahead, and the next window.
+    ahead: (u64, u64),
 }
 
 impl FileIter {
@@ -52,7 +66,29 @@ impl FileIter {
             block: Vec::new().into_iter(),
             start: start.map(|s| s.to_vec()),
             stats,
+            read: 0,
+            ahead: (0, SCAN_READAHEAD_START),
         })
+    }
+
+    fn compaction(&self) -> bool {
+        self.stats.as_ref().is_some_and(|s| s.2)
+    }
+
+    /// Reads block `h`: a compaction through the sequential handle, a scan through the lookups' handle with its
+    /// own growing readahead.
+    fn read(&mut self, h: BlockHandle) -> Result<Vec<Entry>> {
+        self.read += 1;
+        if self.compaction() {
+            return self.file.read_block_sequentially(h);
+        }
+        let end = h.offset + u64::from(h.len);
+        if self.read >= 2 && end >= self.ahead.0 {
+            let window = self.ahead.1;
+            self.file.prefetch(end, window);
+            self.ahead = (end + window, (window * 2).min(SCAN_READAHEAD_MAX));
+        }
+        self.file.read_block(h)
     }
 
     pub(super) fn count(&self, index: bool) {
@@ -122,7 +158,7 @@ impl crate::merge::EntryIter for FileIter {
                 return Ok(None);
             };
             self.count(false);
-            self.block = self.file.read_block_sequentially(h)?.into_iter();
+            self.block = self.read(h)?.into_iter();
         }
     }
 }

@@ -275,8 +275,8 @@ impl RunFile {
         self.read_block_from(self.file.as_ref(), h)
     }
 
-    /// Reads a data block through the file's sequential handle (scans and compactions: the kernel reads ahead),
-    /// opened on first use.
+    /// Reads a data block through the file's sequential handle (compactions: the kernel reads ahead), opened on
+    /// first use.
     pub fn read_block_sequentially(&self, h: BlockHandle) -> Result<Vec<Entry>> {
         let file = match self.sequential.get() {
             Some(f) => f,
@@ -286,6 +286,13 @@ impl RunFile {
             }
         };
         self.read_block_from(file.as_ref(), h)
+    }
+
+    /// Starts the OS reading `len` bytes from `offset` through the lookups' handle (a scan's readahead; only
+    /// advice, so a failure is ignored).
+    pub fn prefetch(&self, offset: u64, len: u64) {
+        // past the end the OS reads nothing
+        let _ = self.file.prefetch(offset, len);
     }
 
     fn read_block_from(&self, file: &dyn ReadFile, h: BlockHandle) -> Result<Vec<Entry>> {
