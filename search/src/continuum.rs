@@ -166,6 +166,15 @@ pub struct SearchCounts {
     pub vm_types: usize,
 }
 
+/// The catalog's providers that `opts` searches.
+fn searched<'c>(catalog: &'c Catalog, opts: &SearchOptions) -> impl Iterator<Item = &'c Provider> {
+    let ids = opts.providers.clone();
+    catalog
+        .providers
+        .iter()
+        .filter(move |p| ids.contains(&p.id))
+}
+
 /// The VM types of a provider that no other type dominates.
 pub fn undominated(p: &Provider) -> Vec<usize> {
     let v = &p.vms;
@@ -415,11 +424,7 @@ fn baseline_frontier_in(
 ) -> Vec<Config> {
     let designs = AtomicUsize::new(0);
     let mut all = Vec::new();
-    for provider in catalog
-        .providers
-        .iter()
-        .filter(|p| opts.providers.contains(&p.id))
-    {
+    for provider in searched(catalog, opts) {
         let ctx = Ctx {
             catalog,
             provider,
@@ -663,11 +668,7 @@ fn warm_anchor_grids(
     let designs = AtomicUsize::new(0);
     let mut seen = std::collections::HashSet::new();
     let mut jobs: Vec<(&Provider, usize, u32)> = Vec::new();
-    for provider in catalog
-        .providers
-        .iter()
-        .filter(|p| opts.providers.contains(&p.id))
-    {
+    for provider in searched(catalog, opts) {
         for i in undominated(provider) {
             for c in anchor_counts(opts.max_vms) {
                 let key = (provider.vms[i].memory_bytes, provider.block_bytes, c);
@@ -722,11 +723,7 @@ pub fn search(
     warm_anchor_grids(catalog, workload, phi, opts, &memo);
     let mut per_provider = Vec::new();
     let mut all = Vec::new();
-    for p in catalog
-        .providers
-        .iter()
-        .filter(|p| opts.providers.contains(&p.id))
-    {
+    for p in searched(catalog, opts) {
         let configs = provider_configs_in(catalog, p, workload, phi, opts, &mut counts, &memo);
         let f = frontier(configs);
         all.extend(f.iter().cloned());
