@@ -221,7 +221,9 @@ fi
 if (echo > /dev/tcp/127.0.0.1/{p}) 2>/dev/null; then
   echo "something already listens on 127.0.0.1:{p} (an older proxy? ./proxy.sh stop in its directory)" >&2; exit 1
 fi
-nutcracker -c nutcracker.yml -a 127.0.0.1 -s {stats} < /dev/null > run/nutcracker.log 2>&1 &
+: > run/nutcracker.log
+# nutcracker says why it stops (a port in use, a bad server line) only in the file -o names
+nutcracker -c nutcracker.yml -a 127.0.0.1 -s {stats} -o run/nutcracker.log < /dev/null >> run/nutcracker.log 2>&1 &
 pid=$!
 echo $pid > run/nutcracker.pid
 for _ in $(seq 1 100); do

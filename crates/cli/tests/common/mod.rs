@@ -26,12 +26,19 @@ pub fn shared_target() -> PathBuf {
 }
 
 /// A port nothing listens on now.
+///
+/// The port is below Linux's ephemeral range (32768-60999), so the outgoing connections a test makes before it
+/// starts its server cannot take it as their local port (nutcracker then exits without a word). It is drawn at
+/// random from 20000-32767, so tests running at once rarely meet.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use rand::Rng;
+    let mut rng = rand::rng();
+    loop {
+        let p = rng.random_range(20_000..32_700u16);
+        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
+            return p;
+        }
+    }
 }
 
 /// A child process killed when dropped.
