@@ -24,7 +24,8 @@ use std::sync::Arc;
 )]
 struct Args {
     /// Engines, comma-separated: cosine, rocksdb, rocksdb-cosine (RocksDB with the leveled LSM parameters
-    /// Cosine's search picks), fjall, redb, sled, wiredtiger, wiredtiger-lsm.
+    /// Cosine's search picks), fjall, redb, sled, wiredtiger, wiredtiger-lsm, faster (the `faster` feature;
+    /// at least 224 MiB of --memory).
     #[arg(
         long,
         default_value = "cosine,rocksdb,rocksdb-cosine,wiredtiger,wiredtiger-lsm,fjall,redb,sled"
@@ -422,8 +423,13 @@ fn real_main() -> Result<()> {
             let n = engines.len();
             for i in 0..n {
                 let e = &engines[(i + round) % n];
-                let row = spawn_cell(&a, cg.as_ref(), e, &w.name, round)?;
-                match row.get("failed") {
+                let row = match adapters::unsupported(e, w.scan > 0.0) {
+                    Some(why) => {
+                        json!({"workload": w.name, "engine": e, "round": round, "unsupported": why})
+                    }
+                    None => spawn_cell(&a, cg.as_ref(), e, &w.name, round)?,
+                };
+                match row.get("failed").or(row.get("unsupported")) {
                     Some(f) => eprintln!("{:<8} {:<14} round {round}: {}", w.name, e, f.as_str().unwrap_or("failed")),
                     None => eprintln!(
                         "{:<8} {:<14} round {round}: load {:>9.0} ops/s   run {:>9.0} ops/s   p99 {:>7.0} µs   errors {}   wrong {}   peak RSS {} MiB{}",
@@ -501,7 +507,10 @@ fn print_table(a: &Args, engines: &[String], workloads: &[CoreWorkload], rows: &
                         };
                         format!("{med:.0} ({lo:.0}-{hi:.0}){ratio}, {} MiB", peak >> 20)
                     }
-                    None => "-".into(),
+                    None => match adapters::unsupported(e, w.scan > 0.0) {
+                        Some(why) => why.into(),
+                        None => "-".into(),
+                    },
                 };
                 if failed > 0 {
                     s += &format!(", {failed} killed/failed");
