@@ -53,7 +53,7 @@ struct Args {
     #[arg(long)]
     json: bool,
     /// Instead of the table: run Algorithm 1 (1 and 2..=cores threads per operation type) on each peer named
-    /// in --engines that is a fixed system of the φ library (rocksdb, wiredtiger), add their entries to the
+    /// in --engines that is a fixed system of the φ library (rocksdb, wiredtiger, faster), add their entries to the
     /// library read from --phi-base, and write it here.
     #[arg(long)]
     calibrate_phi: Option<String>,
@@ -94,24 +94,37 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
     let started = std::time::Instant::now();
     for e in engines
         .iter()
-        .filter(|e| *e == "rocksdb" || *e == "wiredtiger")
+        .filter(|e| ["rocksdb", "wiredtiger", "faster"].contains(&e.as_str()))
     {
         let dir_of = |op: &str| std::path::Path::new(&a.dir).join(format!("phi-{e}-{op}"));
-        let phis = cosine_ycsb::calibrate(
+        // FASTER has no ordered scan (its range entry keeps the base library's value, with a note), and cannot
+        // run below its minimum memory
+        let faster = e == "faster";
+        let which: Vec<&str> = cosine_ycsb::CALIBRATION_OPS
+            .iter()
+            .copied()
+            .filter(|op| !(faster && *op == "range"))
+            .collect();
+        let floor = if faster { FASTER_MIN_MEMORY } else { 0 };
+        let phis = cosine_ycsb::calibrate_ops(
             a.records,
             a.ops,
             eta,
+            &which,
             |op, w, stage| {
                 let dir = dir_of(op);
                 let memory = match stage {
                     CalibrationStage::Load => {
                         let _ = std::fs::remove_dir_all(&dir);
                         std::fs::create_dir_all(&dir).map_err(|x| x.to_string())?;
-                        a.memory
+                        a.memory.max(floor)
                     }
                     // the timings reopen the loaded store with room for every timed write in its write
-                    // buffer (RocksDB's is a quarter of the budget; WiredTiger's cache is all of it)
-                    CalibrationStage::Time { write_room } => a.memory.max(4 * write_room),
+                    // buffer (RocksDB's is a quarter of the budget; WiredTiger's cache is all of it; FASTER's
+                    // mutable log region most of it)
+                    CalibrationStage::Time { write_room } => {
+                        a.memory.max(4 * write_room).max(floor)
+                    }
                 };
                 open(e, w, memory, &dir, a.durable).map_err(|x| x.to_string())
             },
@@ -121,16 +134,29 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
             },
         )
         .map_err(|x| anyhow::anyhow!(x))?;
-        cosine_ycsb::record_phi(&mut lib, e, &phis);
+        cosine_ycsb::record_phi_partial(&mut lib, e, &phis, "FASTER has no ordered scan");
         lib.machine = format!(
-            "{}; {e} by cosine-peers --calibrate-phi ({} records, {} operations per measurement)",
-            lib.machine, a.records, a.ops
+            "{}; {e} by cosine-peers --calibrate-phi ({} records, {} operations per measurement{})",
+            lib.machine,
+            a.records,
+            a.ops,
+            if faster && a.memory < floor {
+                format!(", {} MiB: FASTER's minimum", floor >> 20)
+            } else {
+                String::new()
+            }
         );
     }
     std::fs::write(out, serde_json::to_string_pretty(&lib)? + "\n")?;
     eprintln!("wrote {out} in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }
+
+/// The least memory FASTER runs in (six 32 MiB log pages and its index); 0 when it is not built.
+#[cfg(feature = "faster")]
+const FASTER_MIN_MEMORY: u64 = adapters::fast::MIN_MEMORY;
+#[cfg(not(feature = "faster"))]
+const FASTER_MIN_MEMORY: u64 = 0;
 
 /// Cores of this machine: the η the search designs for and the most threads Algorithm 1 times.
 fn machine_cores() -> u32 {

@@ -696,6 +696,47 @@ pub fn record_phi(
     }
 }
 
+/// Puts the measured operation types of one engine into a φ library, keeping the library's values for the
+/// others (an engine that cannot run an operation type, such as FASTER's ordered scans), each with a note
+/// saying why it was not measured. The engine's earlier notes are replaced.
+pub fn record_phi_partial(
+    lib: &mut cosine_cost_model::cpu::PhiLibrary,
+    name: &str,
+    measured: &[(&str, PhiMeasurement)],
+    not_measured: &str,
+) {
+    let mut entry = lib
+        .get(name)
+        .or_else(|| cosine_cost_model::cpu::PhiLibrary::paper().get(name))
+        .unwrap_or(cosine_cost_model::cpu::PhiEntry::from_ops([0.0; 5]));
+    lib.notes
+        .retain(|k, _| k.split_once('.').map(|(e, _)| e) != Some(name));
+    for op in CALIBRATION_OPS {
+        let slot = match op {
+            "lookup" => &mut entry.lookup,
+            "insert" => &mut entry.insert,
+            "blind_update" => &mut entry.blind_update,
+            "rmw" => &mut entry.rmw,
+            _ => &mut entry.range,
+        };
+        match measured.iter().find(|(o, _)| *o == op) {
+            Some((_, m)) => {
+                *slot = m.phi();
+                if let Some(w) = m.warning() {
+                    lib.notes.insert(format!("{name}.{op}"), w);
+                }
+            }
+            None => {
+                lib.notes.insert(
+                    format!("{name}.{op}"),
+                    format!("not measured ({not_measured}): {slot:.3} kept from the base library"),
+                );
+            }
+        }
+    }
+    lib.entries.insert(name.to_string(), entry);
+}
+
 /// One line for a calibration's progress: the φ kept, and the warning if the measurement has one.
 pub fn phi_line(name: &str, op: &str, m: &PhiMeasurement) -> String {
     let mut line = format!(
@@ -747,16 +788,37 @@ pub fn calibrate(
     records: u64,
     ops: u64,
     eta: usize,
+    open: impl FnMut(&str, &CoreWorkload, CalibrationStage) -> Result<Box<dyn Store>, String>,
+    done: impl FnMut(&str, &PhiMeasurement),
+) -> Result<[PhiMeasurement; 5], String> {
+    let measured = calibrate_ops(records, ops, eta, &CALIBRATION_OPS, open, done)?;
+    Ok(std::array::from_fn(|i| measured[i].1))
+}
+
+/// [`calibrate`] on some of the operation types (each one of [`CALIBRATION_OPS`]), in the order given.
+pub fn calibrate_ops<'a>(
+    records: u64,
+    ops: u64,
+    eta: usize,
+    which: &[&'a str],
     mut open: impl FnMut(&str, &CoreWorkload, CalibrationStage) -> Result<Box<dyn Store>, String>,
     mut done: impl FnMut(&str, &PhiMeasurement),
-) -> Result<[PhiMeasurement; 5], String> {
-    let mut phis = [PhiMeasurement {
-        measured: 0.0,
-        bounded: None,
-        rounds: (0.0, 0.0),
-    }; 5];
-    for (slot, op) in phis.iter_mut().zip(CALIBRATION_OPS) {
-        let w = calibration_workload(op, records, ops).expect("a calibration operation");
+) -> Result<Vec<(&'a str, PhiMeasurement)>, String> {
+    let mut phis = vec![
+        (
+            "",
+            PhiMeasurement {
+                measured: 0.0,
+                bounded: None,
+                rounds: (0.0, 0.0),
+            }
+        );
+        which.len()
+    ];
+    for ((name, slot), op) in phis.iter_mut().zip(which) {
+        *name = op;
+        let w = calibration_workload(op, records, ops)
+            .ok_or_else(|| format!("{op} is not an operation type of Algorithm 1"))?;
         let store = open(op, &w, CalibrationStage::Load)?;
         let ledger = Ledger::default();
         run_phase(store.as_ref(), &ledger, &w, eta, true, 3, None);
