@@ -246,12 +246,18 @@ mod tests {
         // RocksDB, WiredTiger and FASTER were calibrated through the peer harness; FASTER's range entry keeps
         // the authors' value (it has no ordered scan to time), and a note says so
         for system in ["rocksdb", "wiredtiger", "faster"] {
-            let (learned, paper) = (l.get(system).unwrap(), PhiLibrary::paper().get(system).unwrap());
+            let (learned, paper) = (
+                l.get(system).unwrap(),
+                PhiLibrary::paper().get(system).unwrap(),
+            );
             assert_ne!(learned.lookup, paper.lookup, "{system}");
             assert_ne!(learned.insert, paper.insert, "{system}");
         }
         let faster = l.get("faster").unwrap();
-        assert_eq!(faster.range, PhiLibrary::paper().get("faster").unwrap().range);
+        assert_eq!(
+            faster.range,
+            PhiLibrary::paper().get("faster").unwrap().range
+        );
         assert!(l
             .notes_of("faster")
             .any(|(op, note)| op == "range" && note.contains("not measured")));
