@@ -74,6 +74,18 @@ class Value {
   inline const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(this + 1); }
 };
 
+/// A deep copy of context `C` for a pending operation: `C`'s copy constructor puts its key's bytes (and any
+/// other bytes it keeps) after itself, so the copy is allocated with `extra` bytes of room.
+template <class C>
+Status deep_copy(const C& context, uint64_t extra, IAsyncContext*& copy) {
+  copy = nullptr;
+  auto room = alloc_context<C>(static_cast<uint32_t>(sizeof(C) + extra));
+  if(!room.get()) return Status::OutOfMemory;
+  new(room.get()) C{context};
+  copy = room.release();
+  return Status::Ok;
+}
+
 typedef void (*read_callback)(void* target, const uint8_t* value, uint64_t length);
 
 /// A read: hands the value to `callback(target, ...)` when found (now, or in CompletePending when it went to
@@ -114,14 +126,7 @@ class ReadContext : public IAsyncContext {
   }
 
  protected:
-  Status DeepCopy_Internal(IAsyncContext*& copy) {
-    copy = nullptr;
-    auto context = alloc_context<ReadContext>(sizeof(ReadContext) + key_.length());
-    if(!context.get()) return Status::OutOfMemory;
-    new(context.get()) ReadContext{*this};
-    copy = context.release();
-    return Status::Ok;
-  }
+  Status DeepCopy_Internal(IAsyncContext*& copy) { return deep_copy(*this, key_.length(), copy); }
 
  private:
   read_callback callback_;
@@ -179,14 +184,7 @@ class UpsertContext : public IAsyncContext {
   }
 
  protected:
-  Status DeepCopy_Internal(IAsyncContext*& copy) {
-    copy = nullptr;
-    auto context = alloc_context<UpsertContext>(sizeof(UpsertContext) + key_.length() + length_);
-    if(!context.get()) return Status::OutOfMemory;
-    new(context.get()) UpsertContext{*this};
-    copy = context.release();
-    return Status::Ok;
-  }
+  Status DeepCopy_Internal(IAsyncContext*& copy) { return deep_copy(*this, key_.length() + length_, copy); }
 
  private:
   const uint8_t* value_;
@@ -207,14 +205,7 @@ class DeleteContext : public IAsyncContext {
   inline uint32_t value_size() const { return sizeof(Value); }
 
  protected:
-  Status DeepCopy_Internal(IAsyncContext*& copy) {
-    copy = nullptr;
-    auto context = alloc_context<DeleteContext>(sizeof(DeleteContext) + key_.length());
-    if(!context.get()) return Status::OutOfMemory;
-    new(context.get()) DeleteContext{*this};
-    copy = context.release();
-    return Status::Ok;
-  }
+  Status DeepCopy_Internal(IAsyncContext*& copy) { return deep_copy(*this, key_.length(), copy); }
 
  private:
   Key key_;
@@ -416,8 +407,5 @@ uint8_t cosine_faster_read(void* store, const uint8_t* key, uint64_t key_length,
   }
   return static_cast<uint8_t>(status);
 }
-
-/// Bytes of the log from its start to its tail (on disk and in memory).
-uint64_t cosine_faster_size(void* store) { return static_cast<store_t*>(store)->Size(); }
 
 }  // extern "C"

@@ -106,6 +106,19 @@ impl Stripes {
     fn new() -> Self {
         Stripes((0..64).map(|_| std::sync::Mutex::new(())).collect())
     }
+    /// A read-modify-write of `key` made atomic by its stripe's lock: `read` the old value, `write` what `f`
+    /// makes of it (how every peer without one of its own does it).
+    fn modify<V: AsRef<[u8]>>(
+        &self,
+        key: &[u8],
+        f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
+        read: impl FnOnce() -> StoreResult<Option<V>>,
+        write: impl FnOnce(&[u8]) -> StoreResult<()>,
+    ) -> StoreResult<()> {
+        let _g = self.lock(key);
+        let old = read()?;
+        write(&f(old.as_ref().map(AsRef::as_ref)))
+    }
     fn lock(&self, key: &[u8]) -> std::sync::MutexGuard<'_, ()> {
         let h = key
             .iter()
@@ -298,9 +311,8 @@ mod peers {
             Ok(out)
         }
         fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> StoreResult<()> {
-            let _g = self.stripes.lock(k);
-            let old = self.db.get(k).map_err(e)?;
-            self.insert(k, &f(old.as_deref()))
+            self.stripes
+                .modify(k, f, || self.db.get(k).map_err(e), |v| self.insert(k, v))
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()
@@ -379,9 +391,8 @@ mod peers {
             Ok(out)
         }
         fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> StoreResult<()> {
-            let _g = self.stripes.lock(k);
-            let old = self.ks.get(k).map_err(e)?;
-            self.put(k, &f(old.as_deref()))
+            self.stripes
+                .modify(k, f, || self.ks.get(k).map_err(e), |v| self.put(k, v))
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()
@@ -542,9 +553,8 @@ mod peers {
             Ok(out)
         }
         fn read_modify_write(&self, k: &[u8], f: Modify<'_>) -> StoreResult<()> {
-            let _g = self.stripes.lock(k);
-            let old = self.db.get(k).map_err(e)?;
-            self.put(k, &f(old.as_deref()))
+            self.stripes
+                .modify(k, f, || self.db.get(k).map_err(e), |v| self.put(k, v))
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()
@@ -884,9 +894,8 @@ pub mod wt {
             f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
         ) -> StoreResult<()> {
             // WiredTiger's own snapshot isolation would need transactions; the adapter serialises rmws per key
-            let _g = self.stripes.lock(k);
-            let old = self.read(k)?;
-            self.put(k, &f(old.as_deref()))
+            self.stripes
+                .modify(k, f, || self.read(k), |v| self.put(k, v))
         }
         fn io(&self) -> Option<IoCounters> {
             super::proc_io()
@@ -1134,14 +1143,12 @@ pub mod fast {
             })
         }
 
-        /// How the budget was split.
-        pub fn split(&self) -> Split {
-            self.split
-        }
-
         fn put(&self, key: &[u8], value: &[u8]) -> StoreResult<()> {
-            self.written
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            // written once, read by every put: no store on the shared line after the first write
+            if !self.written.load(std::sync::atomic::Ordering::Relaxed) {
+                self.written
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
             // SAFETY: the store is open; the slices outlive the call and the shim copies what it keeps
             let status = unsafe {
                 cosine_faster_upsert(
@@ -1200,9 +1207,8 @@ pub mod fast {
             key: &[u8],
             f: &mut dyn FnMut(Option<&[u8]>) -> Vec<u8>,
         ) -> StoreResult<()> {
-            let _g = self.stripes.lock(key);
-            let old = self.read(key)?;
-            self.put(key, &f(old.as_deref()))
+            self.stripes
+                .modify(key, f, || self.read(key), |v| self.put(key, v))
         }
         fn io(&self) -> Option<IoCounters> {
             proc_io()

@@ -683,17 +683,8 @@ pub fn record_phi(
     name: &str,
     measured: &[PhiMeasurement; 5],
 ) {
-    lib.entries.insert(
-        name.to_string(),
-        cosine_cost_model::cpu::PhiEntry::from_ops(measured.map(|m| m.phi())),
-    );
-    lib.notes
-        .retain(|k, _| k.split_once('.').map(|(e, _)| e) != Some(name));
-    for (op, m) in CALIBRATION_OPS.iter().zip(measured) {
-        if let Some(w) = m.warning() {
-            lib.notes.insert(format!("{name}.{op}"), w);
-        }
-    }
+    let all: Vec<(&str, PhiMeasurement)> = CALIBRATION_OPS.into_iter().zip(*measured).collect();
+    record_phi_partial(lib, name, &all, "");
 }
 
 /// Puts the measured operation types of one engine into a φ library, keeping the library's values for the
