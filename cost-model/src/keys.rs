@@ -411,6 +411,26 @@ pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
     Some(w)
 }
 
+/// Distinct keys expected after `w` writes under a k-partition distribution: Σ_j U_j (1 − (1 − p_j/U_j)^w),
+/// the inverse of [`writes_to_fill`] (w itself when the writes reach an unbounded universe, as inserts do).
+pub fn distinct_after(parts: &[KeyPart], w: f64) -> f64 {
+    if w <= 0.0 {
+        return 0.0;
+    }
+    parts
+        .iter()
+        .filter(|p| p.put > 0.0)
+        .map(|p| {
+            if p.universe.is_infinite() {
+                p.put * w
+            } else {
+                p.universe * -(w * p.ln_keep).exp_m1()
+            }
+        })
+        .sum::<f64>()
+        .min(w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,6 +517,25 @@ mod tests {
         for x in [-800.0, -745.2, -745.0, -700.0, -1.0, 0.0, 3.5] {
             assert_eq!(exp_or_zero(x), f64::exp(x), "{x}");
         }
+    }
+
+    #[test]
+    fn distinct_after_inverts_writes_to_fill() {
+        let w = named_workload("ycsb-a").unwrap();
+        for parts in [
+            KeySpace::from_workload(&w).parts(),
+            vec![KeyPart::new(1e6, 1.0, 1.0, AlphaForm::Exact)],
+        ] {
+            for n in [10.0, 1e3, 1e5, 5e5] {
+                let w = writes_to_fill(&parts, n).unwrap();
+                let d = distinct_after(&parts, w);
+                assert!((d - n).abs() < 1e-6 * n, "{d} against {n}");
+            }
+        }
+        // writes into an unbounded universe are all distinct
+        let fresh = [KeyPart::new(f64::INFINITY, 1.0, 0.0, AlphaForm::Linear)];
+        assert_eq!(distinct_after(&fresh, 1234.0), 1234.0);
+        assert_eq!(distinct_after(&fresh, 0.0), 0.0);
     }
 
     #[test]

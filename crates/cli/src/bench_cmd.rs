@@ -57,6 +57,10 @@ pub struct BenchArgs {
     /// Seed of the request generators.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Write the design the run uses (the search's pick for the workload and --memory, or --design's) to this
+    /// file as design.json, before the run starts.
+    #[arg(long, value_name = "FILE")]
+    design_out: Option<String>,
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
@@ -156,6 +160,10 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     };
     if let Some(t) = a.engine_threads {
         design.threads = t;
+    }
+    if let Some(out) = &a.design_out {
+        std::fs::write(out, serde_json::to_string_pretty(&design)? + "\n")
+            .with_context(|| format!("--design-out {out}"))?;
     }
     let sync = match a.sync {
         SyncArg::Always => SyncMode::Always,

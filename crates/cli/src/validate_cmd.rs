@@ -51,6 +51,10 @@ pub struct ValidateArgs {
     /// Also draw the accuracy per workload and class as an SVG bar chart (fixed designs only).
     #[arg(long)]
     plot: Option<String>,
+    /// Instead of running the engine: price the cells of a saved report (`--json`) again with the current
+    /// model, keeping what the engine measured, and print the table (or `--json`) as a run would.
+    #[arg(long, value_name = "REPORT.json")]
+    rescore: Option<String>,
 }
 
 fn workloads(a: &ValidateArgs, records: u64) -> Result<Vec<CoreWorkload>> {
@@ -77,7 +81,24 @@ fn workloads(a: &ValidateArgs, records: u64) -> Result<Vec<CoreWorkload>> {
 }
 
 /// Runs `cosine validate`: predicted against measured I/Os per operation, per design class and workload.
-pub fn validate(a: ValidateArgs) -> Result<()> {
+pub fn validate(mut a: ValidateArgs) -> Result<()> {
+    if let Some(path) = a.rescore.take() {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("--rescore {path}: {e}"))?;
+        let report: Value = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("--rescore {path}: not a validate report: {e}"))?;
+        let rows = cosine_validate::rescore(&report)?;
+        a.held_out = report["held_out"].as_bool().unwrap_or(false);
+        for (field, value) in [
+            (&mut a.records, "records"),
+            (&mut a.ops, "ops"),
+            (&mut a.memory, "memory"),
+            (&mut a.seed, "seed"),
+        ] {
+            *field = report[value].as_u64().unwrap_or(*field);
+        }
+        return report_rows(&a, &rows);
+    }
     let threads: Vec<usize> = match &a.threads {
         Some(list) => list
             .split(',')
@@ -133,23 +154,28 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
     if !a.json {
         eprintln!();
     }
+    report_rows(&a, &rows)
+}
+
+/// Prints a run's (or a rescored report's) rows: the table, or one JSON document; draws the plot if asked.
+fn report_rows(a: &ValidateArgs, rows: &[Value]) -> Result<()> {
     if let Some(plot) = &a.plot {
         if a.held_out {
             bail!("--plot draws the fixed designs' table; leave out --held-out");
         }
-        plot_fixed(&a, &rows, plot)?;
+        plot_fixed(a, rows, plot)?;
     }
     if a.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "records": a.records, "ops": a.ops, "memory": a.memory, "held_out": a.held_out,
-                "seed": a.seed, "rows": rows, "summary": summary(&rows),
+                "seed": a.seed, "rows": rows, "summary": summary(rows),
             }))?
         );
         return Ok(());
     }
-    print_table(&a, &rows);
+    print_table(a, rows);
     Ok(())
 }
 

@@ -99,6 +99,35 @@ pub fn monkey_bits_per_key(groups: &[RunGroup], total_bits: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Bits per key for each level 1..=levels of a tree of size ratio `t` over `entries` entries with K runs per
+/// level above the last and Z at the last, given `filter_bytes` of filter memory: Monkey's allocation (FPR
+/// proportional to run size) over the levels' nominal shares of the data ([`data_share`]). The engine writes
+/// each file's filter with its level's bits, and the cost model prices the same bits. Levels that get no filter
+/// have 0.
+pub fn bits_per_key_per_level(
+    filter_bytes: u64,
+    entries: f64,
+    levels: u32,
+    t: f64,
+    k: f64,
+    z: f64,
+) -> Vec<f64> {
+    if levels == 0 || entries <= 0.0 {
+        return Vec::new();
+    }
+    let groups: Vec<RunGroup> = (1..=levels)
+        .map(|i| {
+            let runs = if i == levels { z } else { k };
+            let share = data_share(i, levels, t);
+            RunGroup {
+                entries: (entries * share / runs).max(1.0),
+                runs,
+            }
+        })
+        .collect();
+    monkey_bits_per_key(&groups, 8.0 * filter_bytes as f64)
+}
+
 /// Sum of FPRs over all runs (R) for an allocation.
 pub fn fpr_sum(groups: &[RunGroup], fprs: &[f64]) -> f64 {
     groups.iter().zip(fprs).map(|(g, p)| g.runs * p).sum()

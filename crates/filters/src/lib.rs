@@ -10,7 +10,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use bloomfilter::Bloom;
-use cosine_design::shape::{monkey_bits_per_key, RunGroup};
+pub use cosine_design::shape::bits_per_key_per_level;
 use cosine_design::FilterGranularity;
 use cosine_fence_pointers::stable_hash;
 use thiserror::Error;
@@ -320,33 +320,6 @@ impl FileFilter {
             _ => Err(FilterDecodeError("kind")),
         }
     }
-}
-
-/// Bits per key for each level 1..=levels of a tree of size ratio `t` over `entries` entries with K runs per
-/// level above the last and Z at the last, given `filter_bytes` of filter memory: Monkey's allocation (FPR
-/// proportional to run size), computed by the cost model. Levels that get no filter have 0.
-pub fn bits_per_key_per_level(
-    filter_bytes: u64,
-    entries: f64,
-    levels: u32,
-    t: f64,
-    k: f64,
-    z: f64,
-) -> Vec<f64> {
-    if levels == 0 || entries <= 0.0 {
-        return Vec::new();
-    }
-    let groups: Vec<RunGroup> = (1..=levels)
-        .map(|i| {
-            let runs = if i == levels { z } else { k };
-            let share = cosine_design::shape::data_share(i, levels, t);
-            RunGroup {
-                entries: (entries * share / runs).max(1.0),
-                runs,
-            }
-        })
-        .collect();
-    monkey_bits_per_key(&groups, 8.0 * filter_bytes as f64)
 }
 
 #[cfg(test)]
