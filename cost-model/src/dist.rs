@@ -381,6 +381,20 @@ fn written(w: &Workload) -> f64 {
     w.operations as f64 * (w.mix.insert + w.mix.blind_update + w.mix.rmw)
 }
 
+/// Per key partition, the chance that a lookup of an existing key is answered by the design's entry cache
+/// (M_BC; all 0 without one): entries of the workload's size plus the cache's per-entry overhead, kept by the
+/// lookups, emptied of a key by its blind updates and read-modify-writes (a read-modify-write's read fills the
+/// cache, and its write drops what it filled at once).
+fn cache_hits(design: &Design, workload: &Workload, parts: &[KeyPart]) -> Vec<f64> {
+    if design.cache_bytes == 0 {
+        return vec![0.0; parts.len()];
+    }
+    let entries = design.cache_bytes as f64
+        / (workload.entry_bytes() + cosine_design::CACHE_ENTRY_OVERHEAD_BYTES) as f64;
+    let m = &workload.mix;
+    crate::keys::cache_hit_chances(parts, entries, m.lookup, m.blind_update + m.rmw)
+}
+
 /// The FPR per hot level and R as our engine's filters give them: each file's filter has its level's Monkey
 /// bits over a nominal tree of every entry the levels hold (`bits_per_key_per_level`, the engine's own rule:
 /// versions and the runs a tiered level gathers included, cold levels given their share too), and the filters
@@ -937,7 +951,8 @@ impl DistributionAware {
         // our engine's runs whose hash indexes do not fit M_FP: index blocks a lookup reads on its way
         let ages = LshAges::new(design, workload, shape, &parts, eb, k);
         let mut cold_probes = 0.0;
-        for part in &parts {
+        let hits = cache_hits(design, workload, &parts);
+        for (part, hit) in parts.iter().zip(&hits) {
             // fixed model: the buffer is half full on average, and empty for a workload without writes
             let eb0 = if q.full_buffer {
                 eb
@@ -980,12 +995,15 @@ impl DistributionAware {
                 ),
                 LogKind::Hybrid => (cond, (1.0 / b).min(on_disk / exists)),
             };
-            lookup += part.get * l_cost;
+            // a lookup the entry cache answers reads nothing
+            lookup += part.get * (1.0 - hit) * l_cost;
             insert += part.put * p_cost;
             weight += part.get;
             if !q.lsh_calibrated {
-                cold_probes +=
-                    part.get * cond * ages.cold_probes(|y| 1.0 - KeySpace::alpha(part, y));
+                cold_probes += part.get
+                    * (1.0 - hit)
+                    * cond
+                    * ages.cold_probes(|y| 1.0 - KeySpace::alpha(part, y));
             }
         }
         if weight > 0.0 && !q.lsh_unconditioned {
@@ -1374,13 +1392,22 @@ impl DistributionAware {
                     above += tree.pass_level(iu);
                 }
             }
+            // an entry cache of n entries holds n of the N keys uniform reads draw from
+            if design.cache_bytes > 0 {
+                let n = design.cache_bytes as f64
+                    / (workload.entry_bytes() + cosine_design::CACHE_ENTRY_OVERHEAD_BYTES) as f64;
+                lookup *= 1.0 - (n / stored.effective_entries.max(1.0)).min(1.0);
+            }
         } else if l > 0 {
             let mut scratch = Vec::new();
-            for part in &parts {
+            let hits = cache_hits(design, workload, &parts);
+            for (part, hit) in parts.iter().zip(&hits) {
                 if part.get <= 0.0 {
                     continue;
                 }
+                // ā_{−1}: a lookup the entry cache answers reaches neither buffer nor runs (MODEL.md §2.2)
                 lookup += part.get
+                    * (1.0 - hit)
                     * lookup_cost(&tree, part, &spans, &mut scratch).unwrap_or(empty_lookup);
             }
         }

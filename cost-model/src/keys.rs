@@ -431,10 +431,83 @@ pub fn distinct_after(parts: &[KeyPart], w: f64) -> f64 {
         .min(w)
 }
 
+/// Per partition of `parts`, the chance that a lookup of one of its keys finds the key's value in an entry
+/// cache of `entries` entries (MODEL.md §2.1's level −1) that lookups fill and writes to a key empty.
+///
+/// Che's approximation of an LRU-like cache: the cache holds the keys read within its last t lookups, t such
+/// that t draws from the read distribution reach `entries` distinct keys ([`writes_to_fill`] over the gets);
+/// a key of partition j is there with chance 1 − (1 − g_j/U_j)^t. A write to the key drops it, so a read finds
+/// it only if the key's previous access was a read: `reads / (reads + rewrites·p_j/g_j)` with `reads` the
+/// share of operations whose read stays cached (lookups) and `rewrites` the share that overwrite a key
+/// (inserts of new keys drop nothing). Every key hits when the cache holds the whole reachable universe.
+pub fn cache_hit_chances(parts: &[KeyPart], entries: f64, reads: f64, rewrites: f64) -> Vec<f64> {
+    if entries < 1.0 || reads <= 0.0 {
+        return vec![0.0; parts.len()];
+    }
+    // the partitions as reads draw them
+    let by_reads: Vec<KeyPart> = parts
+        .iter()
+        .map(|p| KeyPart::new(p.universe, p.get, p.get, p.alpha))
+        .collect();
+    let t = writes_to_fill(&by_reads, entries);
+    parts
+        .iter()
+        .zip(&by_reads)
+        .map(|(p, r)| {
+            if p.get <= 0.0 {
+                return 0.0;
+            }
+            let cached = match t {
+                Some(t) => KeySpace::alpha(r, t),
+                None => 1.0,
+            };
+            let read_rate = reads * p.get;
+            let write_rate = rewrites * p.put;
+            cached * read_rate / (read_rate + write_rate)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use cosine_design::{named_workload, OperationMix};
+
+    #[test]
+    fn an_entry_cache_catches_the_hot_keys_of_a_zipfian_read_workload() {
+        // YCSB's zipfian (θ = 0.99) over a million keys, reads only: 5% of the keys in the cache
+        let mut w = named_workload("ycsb-c").unwrap();
+        w.entries = 1_000_000;
+        let keys = KeySpace::from_workload(&w);
+        let parts = keys.parts();
+        let hits = cache_hit_chances(&parts, 50_000.0, 1.0, 0.0);
+        let hit: f64 = parts.iter().zip(&hits).map(|(p, h)| p.get * h).sum();
+        // Zipf's head: the 50,000 most read keys take H(50,000)/H(10^6) ≈ 0.79 of reads; an LRU keeps fewer
+        assert!((0.55..0.79).contains(&hit), "{hit}");
+        // the hottest partition is always cached, the coldest rarely
+        assert!(hits[0] > 0.999 && *hits.last().unwrap() < 0.2, "{hits:?}");
+        // writes to the read keys drop them: half the accesses writes, about half the hits
+        let half = cache_hit_chances(&parts, 50_000.0, 0.5, 0.5);
+        let hit_half: f64 = parts.iter().zip(&half).map(|(p, h)| p.get * h).sum();
+        assert!((hit_half / hit - 0.5).abs() < 0.01, "{hit_half} vs {hit}");
+        // more cache, more hits; no cache or no reads, none; a cache of every key, all
+        let more: f64 = parts
+            .iter()
+            .zip(cache_hit_chances(&parts, 200_000.0, 1.0, 0.0))
+            .map(|(p, h)| p.get * h)
+            .sum();
+        assert!(more > hit);
+        assert!(cache_hit_chances(&parts, 0.0, 1.0, 0.0)
+            .iter()
+            .all(|h| *h == 0.0));
+        assert!(cache_hit_chances(&parts, 1e9, 1.0, 0.0)
+            .iter()
+            .all(|h| *h == 1.0));
+        // uniform reads over N keys: the cache's share of the universe
+        let uniform = [KeyPart::new(1e6, 1.0, 1.0, AlphaForm::Linear)];
+        let h = cache_hit_chances(&uniform, 50_000.0, 1.0, 0.0)[0];
+        assert!((h - 0.05).abs() < 0.005, "{h}");
+    }
 
     #[test]
     fn harmonic_matches_direct_sum() {

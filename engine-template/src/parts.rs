@@ -103,6 +103,7 @@ mod tests {
             buffer_bytes: 1 << 20,
             filter_bytes: 0,
             fence_bytes: 1 << 20,
+            cache_bytes: 0,
             filter_granularity: FilterGranularity::Run,
             compaction: cosine_design::Compaction::Full,
             run_strategy: cosine_design::RunStrategy::First,

@@ -34,13 +34,17 @@ pub struct MemoryStats {
     pub filter_bytes: usize,
     /// Fence pointers, top indexes and hash indexes.
     pub fence_bytes: usize,
+    /// The entry cache: its entries' keys, values and per-entry overhead.
+    pub cache_bytes: usize,
     /// The design's M_B (both write buffers together).
     pub buffer_budget_bytes: u64,
     /// The design's M_BF.
     pub filter_budget_bytes: u64,
     /// The design's M_FP.
     pub fence_budget_bytes: u64,
-    /// The design's M_B + M_BF + M_FP.
+    /// The design's M_BC.
+    pub cache_budget_bytes: u64,
+    /// The design's M_B + M_BF + M_FP + M_BC.
     pub budget_bytes: u64,
 }
 
@@ -67,6 +71,8 @@ pub struct Stats {
     pub disk_bytes: u64,
     /// Memory.
     pub memory: MemoryStats,
+    /// The entry cache's hits, misses and fills (all 0 without one).
+    pub cache: cosine_cache::CacheStats,
     /// The design the directory had before this open, if it differed.
     pub adapted_from: Option<Design>,
 }

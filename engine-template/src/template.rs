@@ -45,6 +45,7 @@ pub fn design_const(d: &Design) -> String {
     let _ = writeln!(s, "    buffer_bytes: {},", d.buffer_bytes);
     let _ = writeln!(s, "    filter_bytes: {},", d.filter_bytes);
     let _ = writeln!(s, "    fence_bytes: {},", d.fence_bytes);
+    let _ = writeln!(s, "    cache_bytes: {},", d.cache_bytes);
     let _ = writeln!(
         s,
         "    filter_granularity: FilterGranularity::{:?},",

@@ -173,3 +173,40 @@ fn every_shape_loads_ten_times_its_memory_within_it() {
 fn every_shape_loads_ten_times_its_memory_within_it_at_scale() {
     load_within_memory(6 << 20, 160 << 20, ALLOWANCE);
 }
+
+/// Filter memory on a level that gathers many runs: runs written while the data was small must not keep
+/// the filter memory the later ones need. Before each output there took an even share of what was left among
+/// the runs its level may still receive, a tiered last level of 22 runs (600,000 records, M_BF = 1.1 MB) kept
+/// filters on a few runs and none on the rest, and a lookup read a block in every run it passed (7.2 per
+/// lookup, against 0.8 after).
+#[test]
+fn every_run_of_a_tiered_last_level_keeps_a_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 40_000u64;
+    // ~10 bits per key over the whole data; many small flushes into a tiered tree (T = 16, K = Z = 15)
+    let mut d = Design::tiered(16, 64 << 10, n * 10 / 8, 4 << 20);
+    d.block_bytes = 1024;
+    d.file_bytes = 4 << 20;
+    let e = Engine::open_with(dir.path(), &d, Options::with_sync(SyncMode::Never)).unwrap();
+    let key = |i: u64| format!("key{:08}", i.wrapping_mul(2_654_435_761) % 1_000_000_007);
+    for i in 0..n {
+        e.put(key(i).as_bytes(), &[7u8; 40]).unwrap();
+    }
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    let runs: usize = e.stats().levels.iter().map(|l| l.runs).sum();
+    assert!(runs >= 8, "the tree should gather many runs: {runs}");
+    let before = e.stats();
+    for i in (0..n).step_by(7) {
+        assert!(e.get(key(i).as_bytes()).unwrap().is_some());
+    }
+    let after = e.stats();
+    let lookups = n.div_ceil(7);
+    let reads = (after.block_reads() - before.block_reads()) as f64 / lookups as f64;
+    // one block for the key's own run, and false positives of the filters passed on the way
+    assert!(
+        reads < 1.3,
+        "{reads:.2} blocks per lookup over {runs} runs: some runs have no filter"
+    );
+    assert!(after.memory.filter_bytes as u64 <= d.filter_bytes + 64 * 1024);
+}

@@ -33,17 +33,22 @@ fn key(k: u16) -> Vec<u8> {
 }
 
 fn op() -> impl Strategy<Value = Op> {
+    op_over(400)
+}
+
+/// Operations on keys `0..n`.
+fn op_over(n: u16) -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => (0u16..400, proptest::collection::vec(any::<u8>(), 0..64)).prop_map(|(k, v)| Op::Put(k, v)),
-        2 => (0u16..400).prop_map(Op::Delete),
-        4 => (0u16..400).prop_map(Op::Get),
-        1 => (0u16..400, 0u16..400, 1usize..50).prop_map(|(a, b, n)| Op::Scan(a.min(b), a.max(b), n)),
-        1 => (0u16..400).prop_map(Op::Rmw),
+        8 => (0u16..n, proptest::collection::vec(any::<u8>(), 0..64)).prop_map(|(k, v)| Op::Put(k, v)),
+        2 => (0u16..n).prop_map(Op::Delete),
+        4 => (0u16..n).prop_map(Op::Get),
+        1 => (0u16..n, 0u16..n, 1usize..50).prop_map(|(a, b, l)| Op::Scan(a.min(b), a.max(b), l)),
+        1 => (0u16..n).prop_map(Op::Rmw),
         1 => Just(Op::Flush),
         1 => Just(Op::Reopen),
-        1 => (0u16..400, 0u16..400).prop_map(|(a, b)| Op::Range(a.min(b), a.max(b))),
+        1 => (0u16..n, 0u16..n).prop_map(|(a, b)| Op::Range(a.min(b), a.max(b))),
         1 => Just(Op::Snapshot),
-        2 => (0u16..400).prop_map(Op::ReadSnapshot),
+        2 => (0u16..n).prop_map(Op::ReadSnapshot),
     ]
 }
 
@@ -310,6 +315,17 @@ proptest! {
     #[test]
     fn hybrid_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
         run(&common::shapes()[4].1, &ops)?;
+    }
+
+    /// Few keys, so that lookups, writes and the entry cache's fills and evictions meet on the same keys.
+    #[test]
+    fn an_entry_cache_over_hot_keys_matches_btreemap(
+        cache in 1u64..6,
+        ops in proptest::collection::vec(op_over(24), 1..600),
+    ) {
+        let mut design = common::shapes()[0].1.clone();
+        design.cache_bytes = cache * 512;
+        run(&design, &ops)?;
     }
 
     #[test]

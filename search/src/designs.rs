@@ -26,6 +26,10 @@ pub const CPU_OPS_PER_CORE: f64 = 200_000.0;
 /// first once refined; four keeps that in.
 pub const REFINED_SHAPES: usize = 4;
 
+/// Shares of a VM's memory the entry cache (M_BC) is tried at, for the winning shape of a workload that reads
+/// (see [`Shard::with_cache`]).
+pub const CACHE_SHARES: [f64; 7] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
+
 /// Size ratios searched for LSM-like and hybrid designs.
 pub const LSM_SIZE_RATIOS: [u64; 10] = [2, 3, 4, 6, 8, 10, 12, 16, 24, 32];
 /// Size ratios (fanouts) searched for B-tree-like designs, kept where T ≤ entries per block.
@@ -167,7 +171,7 @@ const MEMO_SHARDS: usize = 16;
 /// differ only between a fixed system's designs and ours, which never share numbers).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct EvalKey {
-    numbers: [u64; 14],
+    numbers: [u64; 15],
     quirks: ReferenceQuirks,
 }
 
@@ -197,6 +201,7 @@ impl EvalKey {
                 d.buffer_bytes,
                 d.filter_bytes,
                 d.fence_bytes,
+                d.cache_bytes,
                 d.merge_threshold.to_bits(),
                 u64::from(d.full_compaction_levels),
                 u64::from(d.threads),
@@ -820,18 +825,58 @@ impl Shard<'_> {
     }
 
     /// The binary refinement of the buffer for the [`REFINED_SHAPES`] fastest graded shapes, against Cosine's LSH
-    /// design.
+    /// design; then the entry cache for the winner's shape.
     fn finish(&self, shapes: &[Shape], graded: Vec<(usize, f64, Scored)>) -> Option<Scored> {
-        let mut best: Option<Scored> = None;
+        let mut best: Option<(Option<Shape>, Scored)> = None;
         for (i, frac, s) in graded.into_iter().take(REFINED_SHAPES) {
             let r = self.refine_buffer(&|m_b| self.make(shapes[i], m_b), frac, s);
-            if best.as_ref().is_none_or(|b| r.latency_s < b.latency_s) {
-                best = Some(r);
+            if best.as_ref().is_none_or(|(_, b)| r.latency_s < b.latency_s) {
+                best = Some((Some(shapes[i]), r));
             }
         }
         if let Some(l) = self.lsh_design().and_then(|d| self.score(d)) {
-            if best.as_ref().is_none_or(|b| l.latency_s < b.latency_s) {
-                best = Some(l);
+            if best.as_ref().is_none_or(|(_, b)| l.latency_s < b.latency_s) {
+                best = Some((None, l));
+            }
+        }
+        best.map(|(shape, s)| self.with_cache(shape, s))
+    }
+
+    /// The entry cache (M_BC) for the winning shape (`None`: Cosine's LSH design): each share of memory in
+    /// [`CACHE_SHARES`] taken from the rest and given to the cache, the rest searched again over the buffer
+    /// grid and refined; the fastest design, with or without a cache. Only for workloads with lookups (what
+    /// a read-modify-write reads, its own write drops from the cache).
+    fn with_cache(&self, shape: Option<Shape>, best: Scored) -> Scored {
+        let mix = &self.workload.mix;
+        if mix.lookup <= 0.0 {
+            return best;
+        }
+        let m = self.memory_bytes;
+        let mut best = best;
+        for share in CACHE_SHARES {
+            let cache = (m as f64 * share) as u64;
+            let rest = Shard {
+                memory_bytes: m - cache,
+                ..self.clone()
+            };
+            let cached = |d: Option<Design>| {
+                d.map(|mut d| {
+                    d.cache_bytes = cache;
+                    d
+                })
+            };
+            let found = match shape {
+                Some(shape) => {
+                    let make = |m_b| cached(rest.make(shape, m_b));
+                    rest.buffer_grid(&make)
+                        .map(|(frac, s)| rest.refine_buffer(&make, frac, s))
+                }
+                None => cached(rest.lsh_design()).and_then(|d| rest.score(d)),
+            };
+            if let Some(s) = found {
+                if s.latency_s < best.latency_s {
+                    best = s;
+                }
             }
         }
         best

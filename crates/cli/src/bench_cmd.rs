@@ -201,15 +201,20 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "write_amplification": r.stats.write_amplification, "space_amplification": r.stats.space_amplification,
             "disk_bytes": r.stats.disk_bytes, "resident_bytes": r.rss, "peak_resident_bytes": r.peak_rss,
             "levels": r.stats.levels.iter().map(level_json).collect::<Vec<_>>(),
+            "cache": {
+                "bytes": r.stats.memory.cache_bytes, "budget_bytes": r.stats.memory.cache_budget_bytes,
+                "hits": r.stats.cache.hits, "misses": r.stats.cache.misses,
+                "fills": r.stats.cache.fills, "refused": r.stats.cache.refused,
+            },
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     println!(
-        "cosine bench: {} ({} records of {} B, {} operations, {} threads), design {} T={} K={} Z={} M_B={} M_BF={} M_FP={} threads={}",
+        "cosine bench: {} ({} records of {} B, {} operations, {} threads), design {} T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={} threads={}",
         w.name, w.record_count, w.value_bytes(), w.operation_count, a.threads,
         design.class.map_or("?".to_string(), |c| c.to_string()), design.size_ratio, design.hot_runs, design.cold_runs,
-        design.buffer_bytes, design.filter_bytes, design.fence_bytes, design.threads
+        design.buffer_bytes, design.filter_bytes, design.fence_bytes, design.cache_bytes, design.threads
     );
     println!(
         "load: {:.0} ops/s ({:.2} s)",
@@ -264,6 +269,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         mib(m.fence_bytes as f64),
         mib(m.fence_budget_bytes as f64)
     );
+    if m.cache_budget_bytes > 0 {
+        let c = &r.stats.cache;
+        println!(
+            "entry cache: {:.1} of M_BC {:.1} MiB, {} hits, {} misses ({:.1}% hit), {} fills, {} refused after a racing write",
+            mib(m.cache_bytes as f64),
+            mib(m.cache_budget_bytes as f64),
+            c.hits,
+            c.misses,
+            100.0 * c.hits as f64 / (c.hits + c.misses).max(1) as f64,
+            c.fills,
+            c.refused
+        );
+    }
     println!(
         "write amplification {:.2}, space amplification {:.2}, {} bytes on disk",
         r.stats.write_amplification, r.stats.space_amplification, r.stats.disk_bytes

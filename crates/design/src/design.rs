@@ -149,6 +149,10 @@ pub struct Design {
     pub filter_bytes: u64,
     /// M_FP: fence-pointer (or hash-index) memory in bytes.
     pub fence_bytes: u64,
+    /// M_BC: memory of the entry cache in bytes (0 = none): the values of recently read keys, filled by
+    /// lookups and dropped by writes to their keys (MODEL.md §2.1, level −1). Each cached entry costs its key,
+    /// its value and [`CACHE_ENTRY_OVERHEAD_BYTES`].
+    pub cache_bytes: u64,
     /// Where filters are cut.
     pub filter_granularity: FilterGranularity,
     /// Compaction kind.
@@ -174,6 +178,11 @@ pub struct Design {
 /// Entry size Algorithm 3 assumes for a design that does not record its class (the engine opening a directory
 /// does not know the data's entry size).
 pub const ASSUMED_ENTRY_BYTES: u64 = 128;
+
+/// Bytes the entry cache spends on each entry beside its key and value (its table slot, the value's buffer
+/// header and the eviction state): the engine charges them against M_BC and the cost model counts an entry of
+/// the cache as `entry bytes + CACHE_ENTRY_OVERHEAD_BYTES`, so both hold the same number of entries.
+pub const CACHE_ENTRY_OVERHEAD_BYTES: u64 = 64;
 
 impl Design {
     /// Whether the engine runs this design as a log-structured hash table (hash-indexed log buffer, a hash
@@ -207,6 +216,7 @@ impl Design {
             buffer_bytes,
             filter_bytes,
             fence_bytes,
+            cache_bytes: 0,
             filter_granularity: FilterGranularity::File,
             compaction: Compaction::Full,
             run_strategy: RunStrategy::First,
@@ -258,6 +268,7 @@ impl Design {
             buffer_bytes,
             filter_bytes: 0,
             fence_bytes,
+            cache_bytes: 0,
             filter_granularity: FilterGranularity::File,
             compaction: Compaction::Partial,
             run_strategy: RunStrategy::None,
@@ -300,11 +311,12 @@ impl Design {
         self.flush_bytes() as f64 * self.merge_threshold.clamp(0.01, 1.0)
     }
 
-    /// Total memory the design asks for: M_B + M_BF + M_FP.
+    /// Total memory the design asks for: M_B + M_BF + M_FP + M_BC.
     pub fn memory_bytes(&self) -> u64 {
         self.buffer_bytes
             .saturating_add(self.filter_bytes)
             .saturating_add(self.fence_bytes)
+            .saturating_add(self.cache_bytes)
     }
 
     /// Checks every primitive against the ranges of Cosine Table 1 and the recorded class against Algorithm 3
@@ -414,6 +426,8 @@ struct DesignRepr {
     buffer_bytes: f64,
     filter_bytes: f64,
     fence_bytes: f64,
+    #[serde(default)]
+    cache_bytes: f64,
     #[serde(default = "default_granularity")]
     filter_granularity: FilterGranularity,
     #[serde(default = "default_compaction")]
@@ -469,6 +483,7 @@ impl TryFrom<DesignRepr> for Design {
             buffer_bytes: whole("buffer_bytes", r.buffer_bytes, true)?,
             filter_bytes: whole("filter_bytes", r.filter_bytes, true)?,
             fence_bytes: whole("fence_bytes", r.fence_bytes, true)?,
+            cache_bytes: whole("cache_bytes", r.cache_bytes, true)?,
             filter_granularity: r.filter_granularity,
             compaction: r.compaction,
             run_strategy: r.run_strategy,
@@ -485,6 +500,10 @@ impl TryFrom<DesignRepr> for Design {
     }
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// The written form of `Design`: whole numbers as JSON integers.
 #[derive(Serialize)]
 struct DesignOut {
@@ -495,6 +514,8 @@ struct DesignOut {
     buffer_bytes: u64,
     filter_bytes: u64,
     fence_bytes: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    cache_bytes: u64,
     filter_granularity: FilterGranularity,
     compaction: Compaction,
     run_strategy: RunStrategy,
@@ -518,6 +539,7 @@ impl From<Design> for DesignOut {
             buffer_bytes: d.buffer_bytes,
             filter_bytes: d.filter_bytes,
             fence_bytes: d.fence_bytes,
+            cache_bytes: d.cache_bytes,
             filter_granularity: d.filter_granularity,
             compaction: d.compaction,
             run_strategy: d.run_strategy,

@@ -78,6 +78,11 @@ struct Args {
     /// heap that way and was OOM-killed under a 128 MiB cap, and fits in 64-74 MiB with 1 or 2 arenas.
     #[arg(long, default_value_t = machine_cores() as usize)]
     malloc_arenas: usize,
+    /// Operations of the workload run after the load has settled and before the timed run, verified like the
+    /// run but not timed: every engine's caches (Cosine's entry cache, RocksDB's and WiredTiger's block
+    /// caches, the page cache) start the run warm. Default: as many as --ops
+    #[arg(long)]
+    warmup: Option<u64>,
     /// Seconds a cell (load, settle and run of one engine on one workload) may take before it is stopped
     /// and reported as timed out.
     #[arg(long, default_value_t = 1800)]
@@ -242,6 +247,20 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     let settle_started = std::time::Instant::now();
     store.settle().map_err(|x| anyhow!("{e}: settle: {x}"))?;
     let settle_seconds = settle_started.elapsed().as_secs_f64();
+    let warmup_ops = a.warmup.unwrap_or(a.ops);
+    let warmup = (warmup_ops > 0).then(|| {
+        let mut warm = w.clone();
+        warm.operation_count = warmup_ops;
+        run_phase(
+            store.as_ref(),
+            &ledger,
+            &warm,
+            a.threads,
+            false,
+            seed + 5,
+            None,
+        )
+    });
     // bytes this process read from the device during the run, the same counter for every engine (each cell
     // is a process of its own; reads served by the page cache do not count)
     let device_before = adapters::proc_io_bytes();
@@ -267,8 +286,10 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     let row = json!({
         "workload": w.name, "engine": e, "round": round,
         "load": load.throughput, "run": run.throughput, "p99_us": p99,
-        "errors": load.errors + run.errors, "wrong": load.wrong + run.wrong,
-        "first_wrong": load.first_wrong.or(run.first_wrong),
+        "errors": load.errors + run.errors + warmup.as_ref().map_or(0, |r| r.errors),
+        "wrong": load.wrong + run.wrong + warmup.as_ref().map_or(0, |r| r.wrong),
+        "first_wrong": load.first_wrong.or(warmup.as_ref().and_then(|r| r.first_wrong.clone())).or(run.first_wrong),
+        "warmup_ops": warmup_ops,
         "read_ios_per_op": run.read_ios_per_op, "settle_seconds": settle_seconds,
         "device_read_kib_per_op": device_read_kib_per_op,
         "peak_resident_bytes": cosine_ycsb::peak_resident_bytes(), "disk_bytes": disk,
@@ -310,6 +331,8 @@ fn spawn_cell(
         &a.records.to_string(),
         "--ops",
         &a.ops.to_string(),
+        "--warmup",
+        &a.warmup.unwrap_or(a.ops).to_string(),
         "--threads",
         &a.threads.to_string(),
         "--memory",
@@ -496,9 +519,10 @@ fn real_main() -> Result<()> {
 
 fn print_table(a: &Args, engines: &[String], workloads: &[CoreWorkload], rows: &[Value]) {
     println!(
-        "{} records, {} operations, {} client threads, {} MiB per engine, {}, {}, {}, {} rounds (engine order rotated); run ops/s median (min-max), ratio of medians to rocksdb",
+        "{} records, {} operations after {} untimed warm-up operations, {} client threads, {} MiB per engine, {}, {}, {}, {} rounds (engine order rotated); run ops/s median (min-max), ratio of medians to rocksdb",
         a.records,
         a.ops,
+        a.warmup.unwrap_or(a.ops),
         a.threads,
         a.memory >> 20,
         match a.malloc_arenas {

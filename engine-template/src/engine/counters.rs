@@ -67,11 +67,14 @@ impl Inner {
                 buffer_bytes,
                 filter_bytes: filters,
                 fence_bytes: fences,
+                cache_bytes: self.cache.as_ref().map_or(0, |c| c.bytes() as usize),
                 buffer_budget_bytes: self.design.buffer_bytes,
                 filter_budget_bytes: self.design.filter_bytes,
                 fence_budget_bytes: self.design.fence_bytes,
+                cache_budget_bytes: self.design.cache_bytes,
                 budget_bytes: self.design.memory_bytes(),
             },
+            cache: self.cache.as_ref().map(|c| c.stats()).unwrap_or_default(),
             adapted_from: self.adapted_from.clone(),
         }
     }

@@ -130,8 +130,26 @@ impl Inner {
                     .sum();
                 // each output file's filter also carries its fixed overhead (about as many files out as in)
                 let overhead = replaced.len() * cosine_filters::FILTER_OVERHEAD_BYTES;
+                // A level that gathers several runs (K, or Z at the last level) keeps each until the level is
+                // merged, however much the data grows meanwhile: an output there takes at most an even share of
+                // what is left among the runs the level may still receive, so the runs written while the data
+                // was small cannot hold the memory the later ones need (first come, first served left a tiered
+                // last level of 22 runs with filters on a few and none on the rest, and lookups read a block
+                // in every run they passed). A level of one run is rewritten by every merge into it.
+                let allowed = if level as u32 >= levels {
+                    d.cold_runs
+                } else {
+                    d.hot_runs
+                };
+                let staying = v.levels.get(level - 1).map_or(0, |l| {
+                    l.runs
+                        .iter()
+                        .filter(|r| r.files.iter().any(|f| !replaced.contains(&f.id)))
+                        .count() as u64
+                });
+                let slots = allowed.saturating_sub(staying).max(1);
                 8.0 * (d.filter_bytes as f64 - held as f64 - overhead as f64).max(0.0)
-                    / new_entries.max(1) as f64
+                    / (new_entries.max(1) * slots) as f64
             });
             per_level
                 .get(level - 1)

@@ -20,6 +20,7 @@ use crate::stats::{LevelStats, MemoryStats, Stats};
 use crate::storage::Storage;
 use crate::wal::{self, SyncMode, WalWriter};
 use cosine_buffer::{Buffer, WriteBuffer};
+use cosine_cache::EntryCache;
 use cosine_design::{Design, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
 use cosine_levels::compaction::{self, file_path, Output};
 use cosine_levels::merge::{EntryIter, MergeIter, RunIter, Source};
@@ -144,6 +145,9 @@ struct Inner {
     /// Serialises every fsync of the log (`fsync_log`); taken after the writer lock where both are held.
     sync_lock: Mutex<()>,
     stripes: Vec<Mutex<()>>,
+    /// The entry cache of M_BC bytes (None when the design has none): lookups that read a value from the
+    /// runs fill it; every write drops its keys once they are in the buffer.
+    cache: Option<EntryCache>,
     /// Per stripe: writes logged but not yet in the buffer (waiting for their fsync, or inserting). A
     /// read-modify-write waits for them, so it never reads around a write logged before it.
     pending: Vec<AtomicUsize>,

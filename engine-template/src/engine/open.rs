@@ -112,6 +112,7 @@ impl Engine {
             synced_lsn: AtomicU64::new(0),
             sync_lock: Mutex::new(()),
             stripes: (0..KEY_STRIPES).map(|_| Mutex::new(())).collect(),
+            cache: EntryCache::new(design.cache_bytes),
             pending: (0..KEY_STRIPES).map(|_| AtomicUsize::new(0)).collect(),
             seq: AtomicU64::new(seq),
             flushed_seq: AtomicU64::new(last_seq),

@@ -70,12 +70,30 @@ pub(super) fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 }
 
 impl Inner {
+    /// A point lookup of the live state: the entry cache, the buffers, then the runs. A value read from the
+    /// runs is cached (one in a buffer costs no I/O; the cache keeps memory for the others).
     pub(super) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let ticket = match &self.cache {
+            Some(c) => match c.lookup(key) {
+                Ok(v) => return Ok(Some(v)),
+                Err(t) => Some(t),
+            },
+            None => None,
+        };
         let (mem, frozen, version) = self.state.read().snapshot();
         if let Some((_, v)) = mem.get(key) {
             return Ok(v);
         }
-        self.lookup(&frozen, &version, key)
+        for b in &frozen {
+            if let Some((_, v)) = b.get(key) {
+                return Ok(v);
+            }
+        }
+        let v = self.lookup(&[], &version, key)?;
+        if let (Some(c), Some(t), Some(v)) = (&self.cache, ticket, &v) {
+            c.fill(key, v, t);
+        }
+        Ok(v)
     }
 
     /// A point lookup over `buffers` (newest first), then the runs of `version`.

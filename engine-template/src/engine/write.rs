@@ -216,6 +216,13 @@ impl Inner {
                 Ordering::Relaxed,
             );
         }
+        // once lookups see the batch in the buffer, no cached value of its keys may answer them, and no lookup
+        // that read an older value before may cache it
+        if let Some(c) = &self.cache {
+            for (key, _) in batch {
+                c.invalidate(key);
+            }
+        }
     }
 
     /// Freezes `mem` if it is full and still the active buffer.

@@ -18,6 +18,8 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
     rocks.threads = 3;
     rocks.block_bytes = 512;
     rocks.file_bytes = 8 << 10;
+    // an entry cache of a few dozen small entries: lookups fill it, writes drop from it, it evicts
+    rocks.cache_bytes = 4 << 10;
 
     let mut tiered = Design::tiered(4, 1 << 10, 2 << 10, 1 << 20);
     // merges cut into key ranges on threads of their own, whatever the machine's cores
@@ -33,6 +35,7 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
 
     let mut lsh = Design::lsh_like(8 << 10, 1 << 20);
     lsh.block_bytes = 512;
+    lsh.cache_bytes = 4 << 10;
 
     let mut hybrid = Design::hybrid(4, 1 << 10, 2 << 10, 3000);
     hybrid.full_compaction_levels = 1;
@@ -101,7 +104,13 @@ pub fn design_strategy() -> impl proptest::strategy::Strategy<Value = Design> {
         d.class = Some(DesignClass::Lsh);
         d
     });
-    prop_oneof![5 => lsm, 1 => lsh].prop_filter("valid designs only", |d| d.validate().is_ok())
+    // an entry cache of none, a few entries (evicting all the time) or most of the keys
+    (prop_oneof![5 => lsm, 1 => lsh], 0usize..3)
+        .prop_map(|(mut d, c)| {
+            d.cache_bytes = [0, 2 << 10, 32 << 10][c];
+            d
+        })
+        .prop_filter("valid designs only", |d| d.validate().is_ok())
 }
 
 /// Any combination of parts, whatever the design would pick: the template must run every one correctly.
