@@ -392,6 +392,16 @@ fn cache_hits(design: &Design, workload: &Workload, parts: &[KeyPart]) -> Vec<f6
     let entries = design.cache_bytes as f64
         / (workload.entry_bytes() + cosine_design::CACHE_ENTRY_OVERHEAD_BYTES) as f64;
     let m = &workload.mix;
+    // a uniform key space's universe may be far larger than the stored keys (100 × N by default, for the
+    // inserts' sake); lookups of existing keys draw from the N stored ones, and so does the cache
+    let clamped;
+    let parts = if let [one] = parts {
+        let u = one.universe.min(workload.entries.max(1) as f64);
+        clamped = [KeyPart::new(u, one.put, one.get, one.alpha)];
+        &clamped[..]
+    } else {
+        parts
+    };
     crate::keys::cache_hit_chances(parts, entries, m.lookup, m.blind_update + m.rmw)
 }
 

@@ -444,10 +444,11 @@ pub fn cache_hit_chances(parts: &[KeyPart], entries: f64, reads: f64, rewrites: 
     if entries < 1.0 || reads <= 0.0 {
         return vec![0.0; parts.len()];
     }
-    // the partitions as reads draw them
+    // the partitions as reads draw them, every one in the exact form (the one `writes_to_fill` solves: a
+    // linear α would let t draws hold more distinct keys than the cache has room for)
     let by_reads: Vec<KeyPart> = parts
         .iter()
-        .map(|p| KeyPart::new(p.universe, p.get, p.get, p.alpha))
+        .map(|p| KeyPart::new(p.universe, p.get, p.get, AlphaForm::Exact))
         .collect();
     let t = writes_to_fill(&by_reads, entries);
     parts

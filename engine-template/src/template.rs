@@ -143,6 +143,7 @@ pub fn generate(design: &Design, out: &Path, g: &Generate) -> std::io::Result<()
         ("MB", design.buffer_bytes.to_string()),
         ("MBF", design.filter_bytes.to_string()),
         ("MFP", design.fence_bytes.to_string()),
+        ("MBC", design.cache_bytes.to_string()),
         ("DESIGN_CONST", design_const(design)),
         ("DEPENDENCIES", dependencies(&g.dependency)),
     ];

@@ -175,10 +175,10 @@ fn every_shape_loads_ten_times_its_memory_within_it_at_scale() {
 }
 
 /// Filter memory on a level that gathers many runs: runs written while the data was small must not keep
-/// the filter memory the later ones need. Before each output there took an even share of what was left among
-/// the runs its level may still receive, a tiered last level of 22 runs (600,000 records, M_BF = 1.1 MB) kept
-/// filters on a few runs and none on the rest, and a lookup read a block in every run it passed (7.2 per
-/// lookup, against 0.8 after).
+/// the filter memory the later ones need. While each compaction output took whatever filter memory was left
+/// (first come, first served), a tiered last level of 22 runs (600,000 records, M_BF = 1.1 MB) kept filters
+/// on a few runs and none on the rest, and a lookup read a block in every run it passed: 7.2 per lookup. With
+/// each output taking an even share of what is left among the runs its level may still receive: 0.8.
 #[test]
 fn every_run_of_a_tiered_last_level_keeps_a_filter() {
     let dir = tempfile::tempdir().unwrap();
@@ -209,4 +209,38 @@ fn every_run_of_a_tiered_last_level_keeps_a_filter() {
         "{reads:.2} blocks per lookup over {runs} runs: some runs have no filter"
     );
     assert!(after.memory.filter_bytes as u64 <= d.filter_bytes + 64 * 1024);
+}
+
+/// The even share of filter memory counts the runs the compaction planner lets a level gather, hot (K) and
+/// cold (Z) alike, also when the two differ: lookups of absent keys over a tree with many runs at one kind
+/// of level and one run at the other read almost no block (each run's filter answers them).
+#[test]
+fn absent_keys_read_almost_nothing_when_hot_and_cold_run_counts_differ() {
+    for (k, z) in [(1u64, 15u64), (15, 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 40_000u64;
+        let mut d = Design::tiered(16, 64 << 10, n * 10 / 8, 4 << 20);
+        d.hot_runs = k;
+        d.cold_runs = z;
+        d.block_bytes = 1024;
+        d.file_bytes = 4 << 20;
+        let e = Engine::open_with(dir.path(), &d, Options::with_sync(SyncMode::Never)).unwrap();
+        let key = |i: u64| format!("key{:08}", i.wrapping_mul(2_654_435_761) % 1_000_000_007);
+        for i in 0..n {
+            e.put(key(i).as_bytes(), &[7u8; 40]).unwrap();
+        }
+        e.flush().unwrap();
+        e.wait_for_compactions().unwrap();
+        let runs: usize = e.stats().levels.iter().map(|l| l.runs).sum();
+        let before = e.stats();
+        let lookups = 5_000u64;
+        for i in 0..lookups {
+            assert!(e.get(format!("absent{i:08}").as_bytes()).unwrap().is_none());
+        }
+        let reads = (e.stats().block_reads() - before.block_reads()) as f64 / lookups as f64;
+        assert!(
+            reads < 0.3,
+            "K = {k}, Z = {z}: {reads:.2} blocks per absent lookup over {runs} runs"
+        );
+    }
 }

@@ -6,10 +6,13 @@
 //! value and [`CACHE_ENTRY_OVERHEAD_BYTES`], and the weights stay within the design's M_BC.
 //!
 //! A lookup that misses may race a write to the same key: it reads the old value from the runs while the write
-//! lands in the write buffer. So that the old value is never cached after the write, a lookup takes a
-//! [`Ticket`] (the epoch of the key's stripe) before it reads, and [`EntryCache::fill`] caches the value only
-//! if no write to that stripe dropped a key since ([`EntryCache::invalidate`] bumps the epoch, under the same
-//! lock). The engine calls `invalidate` after the write is in its buffer, where lookups see it.
+//! lands in the write buffer. So that an old value is never cached once a lookup could have seen the new one,
+//! a write brackets its buffer insert with [`EntryCache::begin_write`] and [`EntryCache::end_write`]: each bumps
+//! the epoch of the key's stripe and drops the key's entry, and between the two the stripe counts the write as
+//! in flight. A lookup takes a [`Ticket`] (the stripe's epoch) before it reads, and [`EntryCache::fill`]
+//! caches the value only if the epoch is unchanged and no write to the stripe is in flight, all under the
+//! stripe's lock. So a fill either finished before the write began (and `begin_write` drops it) or saw no
+//! write at all between its ticket and its fill.
 
 use cosine_design::CACHE_ENTRY_OVERHEAD_BYTES;
 use parking_lot::Mutex;
@@ -37,6 +40,13 @@ pub fn entry_weight(key_bytes: usize, value_bytes: usize) -> u64 {
     key_bytes as u64 + value_bytes as u64 + CACHE_ENTRY_OVERHEAD_BYTES
 }
 
+/// One stripe's write epoch and the writes to its keys in flight.
+#[derive(Debug, Default)]
+struct Stripe {
+    epoch: u64,
+    writing: u32,
+}
+
 /// The stripe epoch a lookup saw before it read the key from the buffers and runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ticket {
@@ -60,7 +70,7 @@ pub struct CacheStats {
 /// A bounded cache of key → value for point lookups.
 pub struct EntryCache {
     map: Cache<Vec<u8>, Arc<[u8]>, ByBytes>,
-    epochs: Box<[Mutex<u64>]>,
+    stripes: Box<[Mutex<Stripe>]>,
     capacity: u64,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -91,11 +101,15 @@ impl EntryCache {
         if capacity_bytes <= CACHE_ENTRY_OVERHEAD_BYTES {
             return None;
         }
-        // sized for entries of about 1 KiB; the table grows when they are smaller
+        // sized for entries of about 1 KiB; the table grows when they are smaller. quick_cache splits the
+        // weight among its shards (fewer for a small cache, so each holds at least 32 such entries): a value
+        // heavier than one shard's share is not cached at all
         let items = (capacity_bytes / 1024).clamp(16, 1 << 24) as usize;
         Some(EntryCache {
             map: Cache::with_weighter(items, capacity_bytes, ByBytes),
-            epochs: (0..STRIPES).map(|_| Mutex::new(0)).collect(),
+            stripes: (0..STRIPES)
+                .map(|_| Mutex::new(Stripe::default()))
+                .collect(),
             capacity: capacity_bytes,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -112,18 +126,18 @@ impl EntryCache {
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let stripe = stripe_of(key);
-        let epoch = *self.epochs[stripe].lock();
+        let epoch = self.stripes[stripe].lock().epoch;
         Err(Ticket { stripe, epoch })
     }
 
-    /// Caches `value` for `key`, read after `ticket` was taken, unless a write to the key's stripe came in
-    /// between (its value may be older than that write).
+    /// Caches `value` for `key`, read after `ticket` was taken, unless a write to the key's stripe began
+    /// since or is still in flight (the value may be older than that write).
     pub fn fill(&self, key: &[u8], value: &[u8], ticket: Ticket) {
         if entry_weight(key.len(), value.len()) > self.capacity {
             return;
         }
-        let epoch = self.epochs[ticket.stripe].lock();
-        if *epoch != ticket.epoch {
+        let stripe = self.stripes[ticket.stripe].lock();
+        if stripe.epoch != ticket.epoch || stripe.writing > 0 {
             self.refused.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -131,12 +145,32 @@ impl EntryCache {
         self.fills.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Drops `key`'s entry, and refuses the fills of lookups in its stripe that began before: call it once a
-    /// write to `key` is visible to lookups.
-    pub fn invalidate(&self, key: &[u8]) {
-        let mut epoch = self.epochs[stripe_of(key)].lock();
-        *epoch += 1;
+    /// Call before a write to `key` becomes visible to lookups: drops the key's entry and refuses every fill
+    /// in its stripe until the matching [`EntryCache::end_write`].
+    pub fn begin_write(&self, key: &[u8]) {
+        let mut stripe = self.stripes[stripe_of(key)].lock();
+        stripe.epoch += 1;
+        stripe.writing += 1;
         self.map.remove(key);
+    }
+
+    /// Call once the write to `key` that [`EntryCache::begin_write`] announced is visible to lookups: drops
+    /// anything cached for the key meanwhile and refuses the fills of lookups that began before.
+    pub fn end_write(&self, key: &[u8]) {
+        let mut stripe = self.stripes[stripe_of(key)].lock();
+        stripe.epoch += 1;
+        stripe.writing = stripe
+            .writing
+            .checked_sub(1)
+            .expect("end_write without begin_write");
+        self.map.remove(key);
+    }
+
+    /// Drops `key`'s entry and refuses the fills of lookups in its stripe that began before (a write that
+    /// became visible in one step: [`EntryCache::begin_write`] and [`EntryCache::end_write`] at once).
+    pub fn invalidate(&self, key: &[u8]) {
+        self.begin_write(key);
+        self.end_write(key);
     }
 
     /// Bytes the cached entries weigh (keys, values and overhead).
@@ -197,6 +231,32 @@ mod tests {
         c.fill(b"k", b"old", t);
         assert!(c.lookup(b"k").is_err());
         assert_eq!(c.stats().refused, 1);
+    }
+
+    #[test]
+    fn a_lookup_that_fills_while_a_write_is_in_flight_is_refused() {
+        // the interleaving a bare invalidate-after-insert allowed: a lookup takes its ticket and reads the
+        // old value from the runs; the write lands in the buffer (other lookups now see it); the lookup
+        // fills; only then would the write have invalidated, leaving a window where a hit is stale
+        let c = EntryCache::new(1 << 20).unwrap();
+        let t = c.lookup(b"k").unwrap_err();
+        c.begin_write(b"k");
+        // ...the write is in the buffer now...
+        c.fill(b"k", b"old", t);
+        assert!(
+            c.lookup(b"k").is_err(),
+            "a stale value was served while the write was visible"
+        );
+        // a lookup that starts while the write is in flight reads the new value, but may not cache it
+        // either: the write could still be on its way into the buffer when it read
+        let t2 = c.lookup(b"k").unwrap_err();
+        c.fill(b"k", b"new", t2);
+        assert!(c.lookup(b"k").is_err());
+        c.end_write(b"k");
+        let t3 = c.lookup(b"k").unwrap_err();
+        c.fill(b"k", b"new", t3);
+        assert_eq!(c.lookup(b"k"), Ok(b"new".to_vec()));
+        assert_eq!(c.stats().refused, 2);
     }
 
     #[test]

@@ -80,7 +80,8 @@ struct Args {
     malloc_arenas: usize,
     /// Operations of the workload run after the load has settled and before the timed run, verified like the
     /// run but not timed: every engine's caches (Cosine's entry cache, RocksDB's and WiredTiger's block
-    /// caches, the page cache) start the run warm. Default: as many as --ops
+    /// caches, the page cache) start the run warm. The run continues after the warm-up's inserts, and every
+    /// engine is settled again before it. Default: as many as --ops
     #[arg(long)]
     warmup: Option<u64>,
     /// Seconds a cell (load, settle and run of one engine on one workload) may take before it is stopped
@@ -248,6 +249,7 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     store.settle().map_err(|x| anyhow!("{e}: settle: {x}"))?;
     let settle_seconds = settle_started.elapsed().as_secs_f64();
     let warmup_ops = a.warmup.unwrap_or(a.ops);
+    let mut w = w;
     let warmup = (warmup_ops > 0).then(|| {
         let mut warm = w.clone();
         warm.operation_count = warmup_ops;
@@ -261,6 +263,14 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
             None,
         )
     });
+    if let Some(warm) = &warmup {
+        // the timed run continues after the warm-up's inserts (new keys, and reads over every record so far)
+        // and starts from a store with no flush or compaction of the warm-up's writes pending
+        w.inserted_before += warm.inserted;
+        store
+            .settle()
+            .map_err(|x| anyhow!("{e}: settle after the warm-up: {x}"))?;
+    }
     // bytes this process read from the device during the run, the same counter for every engine (each cell
     // is a process of its own; reads served by the page cache do not count)
     let device_before = adapters::proc_io_bytes();

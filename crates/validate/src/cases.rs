@@ -158,7 +158,7 @@ mod tests {
         let designs: Vec<Design> = (0..200).map(|_| random_design(&mut rng, 8 << 20)).collect();
         for d in &designs {
             d.validate().unwrap();
-            assert!(d.buffer_bytes + d.filter_bytes + d.fence_bytes <= 8 << 20);
+            assert!(d.memory_bytes() <= 8 << 20);
         }
         let lsh = designs.iter().filter(|d| d.size_ratio == 1000).count();
         assert!(lsh > 10 && lsh < 80, "{lsh}");

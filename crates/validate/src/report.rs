@@ -195,7 +195,7 @@ pub fn compare(c: &Case, m: &Measured) -> Value {
     };
     json!({
         "label": c.label, "class": class, "workload": w.name, "records": w.record_count,
-        "memory": design.buffer_bytes + design.filter_bytes + design.fence_bytes, "threads": c.threads,
+        "memory": design.memory_bytes(), "threads": c.threads,
         "design": design, "predicted": predicted, "measured": m.total,
         "accuracy": accuracy(predicted, m.total), "overestimated": predicted >= m.total,
         "warm_up_writes": m.warm_up_writes, "run_writes": m.run_writes, "run_inserted": m.run_inserted,

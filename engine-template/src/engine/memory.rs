@@ -136,11 +136,9 @@ impl Inner {
                 // was small cannot hold the memory the later ones need (first come, first served left a tiered
                 // last level of 22 runs with filters on a few and none on the rest, and lookups read a block
                 // in every run they passed). A level of one run is rewritten by every merge into it.
-                let allowed = if level as u32 >= levels {
-                    d.cold_runs
-                } else {
-                    d.hot_runs
-                };
+                // the runs the planner lets the level gather (its rule, not a guess at it)
+                let allowed =
+                    Policy::of(d, self.hot_levels(v)).run_limit(level, v.depth().max(level)) as u64;
                 let staying = v.levels.get(level - 1).map_or(0, |l| {
                     l.runs
                         .iter()

@@ -259,7 +259,7 @@ impl Engine {
         let stripe = self.inner.stripe_index(key);
         self.inner.throttle()?;
         let _g = self.inner.lock_settled(stripe);
-        let current = self.inner.get(key)?;
+        let current = self.inner.get_filling(key, false)?;
         let next = f(current.as_deref());
         if let Some(v) = &next {
             check_sizes(key, Some(v))?;

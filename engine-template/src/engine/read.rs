@@ -73,6 +73,13 @@ impl Inner {
     /// A point lookup of the live state: the entry cache, the buffers, then the runs. A value read from the
     /// runs is cached (one in a buffer costs no I/O; the cache keeps memory for the others).
     pub(super) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_filling(key, true)
+    }
+
+    /// [`Inner::get`], caching a value read from the runs only when `fill` (a read-modify-write does not: it
+    /// overwrites the key at once, and the model counts only lookups as the cache's fillers; a cached value
+    /// still answers it).
+    pub(super) fn get_filling(&self, key: &[u8], fill: bool) -> Result<Option<Vec<u8>>> {
         let ticket = match &self.cache {
             Some(c) => match c.lookup(key) {
                 Ok(v) => return Ok(Some(v)),
@@ -90,7 +97,7 @@ impl Inner {
             }
         }
         let v = self.lookup(&[], &version, key)?;
-        if let (Some(c), Some(t), Some(v)) = (&self.cache, ticket, &v) {
+        if let (Some(c), Some(t), Some(v), true) = (&self.cache, ticket, &v, fill) {
             c.fill(key, v, t);
         }
         Ok(v)

@@ -205,6 +205,13 @@ impl Inner {
     /// Inserts a logged batch into its buffer (the caller holds the keys' stripe locks). A version older
     /// than the one the buffer holds is skipped: writers of one key may finish their fsync in any order.
     pub(super) fn insert(&self, batch: &[(&[u8], Option<&[u8]>)], logged: &Logged) {
+        // while the batch goes into the buffer no lookup may cache a value of its keys (it may have read an
+        // older one from the runs), and no cached value of them may answer once any of it is visible
+        if let Some(c) = &self.cache {
+            for (key, _) in batch {
+                c.begin_write(key);
+            }
+        }
         for (i, (key, value)) in batch.iter().enumerate() {
             logged.mem.insert(
                 key.to_vec(),
@@ -216,11 +223,9 @@ impl Inner {
                 Ordering::Relaxed,
             );
         }
-        // once lookups see the batch in the buffer, no cached value of its keys may answer them, and no lookup
-        // that read an older value before may cache it
         if let Some(c) = &self.cache {
             for (key, _) in batch {
-                c.invalidate(key);
+                c.end_write(key);
             }
         }
     }

@@ -127,7 +127,7 @@ impl Db {
         ));
         out.push_str("\r\n# Design\r\n");
         out.push_str(&format!(
-            "class:{}\r\nsize_ratio:{}\r\nhot_runs:{}\r\ncold_runs:{}\r\nblock_bytes:{}\r\nbuffer_bytes:{}\r\nfilter_bytes:{}\r\nfence_bytes:{}\r\ncompaction:{:?}\r\n",
+            "class:{}\r\nsize_ratio:{}\r\nhot_runs:{}\r\ncold_runs:{}\r\nblock_bytes:{}\r\nbuffer_bytes:{}\r\nfilter_bytes:{}\r\nfence_bytes:{}\r\ncache_bytes:{}\r\ncompaction:{:?}\r\n",
             d.class.map(|c| c.to_string()).unwrap_or_else(|| "unrecorded".into()),
             d.size_ratio,
             d.hot_runs,
@@ -136,6 +136,7 @@ impl Db {
             d.buffer_bytes,
             d.filter_bytes,
             d.fence_bytes,
+            d.cache_bytes,
             d.compaction
         ));
         out.push_str("\r\n# Engine\r\n");
@@ -160,11 +161,14 @@ impl Db {
         }
         out.push_str("\r\n# Memory\r\n");
         out.push_str(&format!(
-            "buffer_bytes:{}\r\nfilter_bytes:{}\r\nfence_bytes:{}\r\nbudget_bytes:{}\r\n",
+            "buffer_bytes:{}\r\nfilter_bytes:{}\r\nfence_bytes:{}\r\ncache_bytes:{}\r\nbudget_bytes:{}\r\ncache_hits:{}\r\ncache_misses:{}\r\n",
             s.memory.buffer_bytes,
             s.memory.filter_bytes,
             s.memory.fence_bytes,
-            s.memory.budget_bytes
+            s.memory.cache_bytes,
+            s.memory.budget_bytes,
+            s.cache.hits,
+            s.cache.misses
         ));
         out
     }
