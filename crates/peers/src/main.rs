@@ -191,6 +191,17 @@ fn open(
                 &PhiLibrary::default(),
             )
             .ok_or_else(|| anyhow!("no design for {memory} bytes"))?;
+            eprintln!(
+                "cosine: {} T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={}",
+                design.class.map_or("unclassified", |c| c.as_str()),
+                design.size_ratio,
+                design.hot_runs,
+                design.cold_runs,
+                design.buffer_bytes,
+                design.filter_bytes,
+                design.fence_bytes,
+                design.cache_bytes
+            );
             let sync = if durable {
                 SyncMode::Batch
             } else {
