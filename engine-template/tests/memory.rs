@@ -174,6 +174,31 @@ fn every_shape_loads_ten_times_its_memory_within_it_at_scale() {
     load_within_memory(6 << 20, 160 << 20, ALLOWANCE);
 }
 
+/// Keys [`load_tiered`] writes.
+const TIERED_KEYS: u64 = 40_000;
+
+/// The key [`load_tiered`] writes `i`-th (scattered over the key space).
+fn tiered_key(i: u64) -> String {
+    format!("key{:08}", i.wrapping_mul(2_654_435_761) % 1_000_000_007)
+}
+
+/// A tree of T = 16 with `k` runs per hot level and `z` per cold one, ~10 filter bits per key over the whole
+/// data, loaded with [`TIERED_KEYS`] keys in many small flushes and settled.
+fn load_tiered(dir: &std::path::Path, k: u64, z: u64) -> (Engine, Design) {
+    let mut d = Design::tiered(16, 64 << 10, TIERED_KEYS * 10 / 8, 4 << 20);
+    d.hot_runs = k;
+    d.cold_runs = z;
+    d.block_bytes = 1024;
+    d.file_bytes = 4 << 20;
+    let e = Engine::open_with(dir, &d, Options::with_sync(SyncMode::Never)).unwrap();
+    for i in 0..TIERED_KEYS {
+        e.put(tiered_key(i).as_bytes(), &[7u8; 40]).unwrap();
+    }
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    (e, d)
+}
+
 /// Filter memory on a level that gathers many runs: runs written while the data was small must not keep
 /// the filter memory the later ones need. While each compaction output took whatever filter memory was left
 /// (first come, first served), a tiered last level of 22 runs (600,000 records, M_BF = 1.1 MB) kept filters
@@ -182,23 +207,13 @@ fn every_shape_loads_ten_times_its_memory_within_it_at_scale() {
 #[test]
 fn every_run_of_a_tiered_last_level_keeps_a_filter() {
     let dir = tempfile::tempdir().unwrap();
-    let n = 40_000u64;
-    // ~10 bits per key over the whole data; many small flushes into a tiered tree (T = 16, K = Z = 15)
-    let mut d = Design::tiered(16, 64 << 10, n * 10 / 8, 4 << 20);
-    d.block_bytes = 1024;
-    d.file_bytes = 4 << 20;
-    let e = Engine::open_with(dir.path(), &d, Options::with_sync(SyncMode::Never)).unwrap();
-    let key = |i: u64| format!("key{:08}", i.wrapping_mul(2_654_435_761) % 1_000_000_007);
-    for i in 0..n {
-        e.put(key(i).as_bytes(), &[7u8; 40]).unwrap();
-    }
-    e.flush().unwrap();
-    e.wait_for_compactions().unwrap();
+    let n = TIERED_KEYS;
+    let (e, d) = load_tiered(dir.path(), 15, 15);
     let runs: usize = e.stats().levels.iter().map(|l| l.runs).sum();
     assert!(runs >= 8, "the tree should gather many runs: {runs}");
     let before = e.stats();
     for i in (0..n).step_by(7) {
-        assert!(e.get(key(i).as_bytes()).unwrap().is_some());
+        assert!(e.get(tiered_key(i).as_bytes()).unwrap().is_some());
     }
     let after = e.stats();
     let lookups = n.div_ceil(7);
@@ -218,19 +233,7 @@ fn every_run_of_a_tiered_last_level_keeps_a_filter() {
 fn absent_keys_read_almost_nothing_when_hot_and_cold_run_counts_differ() {
     for (k, z) in [(1u64, 15u64), (15, 1)] {
         let dir = tempfile::tempdir().unwrap();
-        let n = 40_000u64;
-        let mut d = Design::tiered(16, 64 << 10, n * 10 / 8, 4 << 20);
-        d.hot_runs = k;
-        d.cold_runs = z;
-        d.block_bytes = 1024;
-        d.file_bytes = 4 << 20;
-        let e = Engine::open_with(dir.path(), &d, Options::with_sync(SyncMode::Never)).unwrap();
-        let key = |i: u64| format!("key{:08}", i.wrapping_mul(2_654_435_761) % 1_000_000_007);
-        for i in 0..n {
-            e.put(key(i).as_bytes(), &[7u8; 40]).unwrap();
-        }
-        e.flush().unwrap();
-        e.wait_for_compactions().unwrap();
+        let (e, _) = load_tiered(dir.path(), k, z);
         let runs: usize = e.stats().levels.iter().map(|l| l.runs).sum();
         let before = e.stats();
         let lookups = 5_000u64;
