@@ -23,8 +23,9 @@ use std::sync::Arc;
     about = "YCSB A-F on Cosine and peer engines with the same memory"
 )]
 struct Args {
-    /// Engines, comma-separated: cosine, rocksdb, rocksdb-cosine (RocksDB with the leveled LSM parameters
-    /// Cosine's search picks), fjall, redb, sled, wiredtiger, wiredtiger-lsm, faster (the `faster` feature;
+    /// Engines, comma-separated: cosine, cosine-leveled (our engine with the leveled LSM design that
+    /// rocksdb-cosine gets: the search's design against its best leveled one), rocksdb, rocksdb-cosine
+    /// (RocksDB with the leveled LSM parameters Cosine's search picks), fjall, redb, sled, wiredtiger, wiredtiger-lsm, faster (the `faster` feature;
     /// at least 224 MiB of --memory).
     #[arg(
         long,
@@ -183,16 +184,22 @@ fn open(
     durable: bool,
 ) -> Result<Box<dyn Store>> {
     Ok(match engine {
-        "cosine" => {
-            let design = cosine_search::designs::best_for_machine(
-                &w.to_model(),
-                memory,
-                machine_cores(),
-                &PhiLibrary::default(),
-            )
-            .ok_or_else(|| anyhow!("no design for {memory} bytes"))?;
+        "cosine" | "cosine-leveled" => {
+            let model = w.to_model();
+            let phi = PhiLibrary::default();
+            let design = if engine == "cosine" {
+                cosine_search::designs::best_for_machine(&model, memory, machine_cores(), &phi)
+            } else {
+                cosine_search::designs::best_leveled_lsm_for_machine(
+                    &model,
+                    memory,
+                    machine_cores(),
+                    &phi,
+                )
+            }
+            .ok_or_else(|| anyhow!("no {engine} design for {memory} bytes"))?;
             eprintln!(
-                "cosine: {} T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={}",
+                "{engine}: {} T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={}",
                 design.class.map_or("unclassified", |c| c.as_str()),
                 design.size_ratio,
                 design.hot_runs,
@@ -457,7 +464,8 @@ fn real_main() -> Result<()> {
         .collect();
     for e in &engines {
         let tuned_rocks = e == "rocksdb-cosine" && adapters::AVAILABLE.contains(&"rocksdb");
-        if e != "cosine" && !tuned_rocks && !adapters::AVAILABLE.contains(&e.as_str()) {
+        let ours = e == "cosine" || e == "cosine-leveled";
+        if !ours && !tuned_rocks && !adapters::AVAILABLE.contains(&e.as_str()) {
             bail!(
                 "engine '{e}' is not in this build (available: cosine{}{})",
                 if adapters::AVAILABLE.is_empty() {
