@@ -3,7 +3,8 @@
 //!
 //! Rules, checked from the top level down (level i holds at most R_i runs, R_i = K for hot levels above the
 //! last, Z for cold levels and the last level; its capacity is (M_B/2)·T^i bytes, a flush being half of M_B):
-//! 1. Too many runs. R_i = 1 (leveling): merge the level's runs in place. R_i > 1 (tiering): once the level
+//! 1. Too many runs. R_i = 1 (leveling): merge the level's runs in place, or, when full compaction merges the
+//!    level whole and it is full by bytes too, push all its runs down at once (rule 2). R_i > 1 (tiering): once the level
 //!    holds R_i runs it is full; merge them into one run of level i+1. At the last level, merge in place.
 //!    Which runs: the run strategy picks a window of adjacent runs (first = oldest, last_full = newest,
 //!    fullest = largest), so recency order is kept.
@@ -156,7 +157,15 @@ pub fn plan<L: LevelShape>(levels: &[L], p: &Policy) -> Plan {
         let limit = p.run_limit(i, depth).max(1);
         let last = i == depth;
         let below_empty = levels.iter().skip(i).all(|l| l.runs().is_empty());
-        // rule 1: too many runs
+        let bytes: u64 = level.iter().map(|r| r.bytes()).sum();
+        let full = bytes as f64 >= p.capacity(i) * p.merge_threshold;
+        // rule 1: too many runs. A leveled level that full compaction merges whole and that is also full by
+        // bytes goes down with all its runs at once: merging them in place first would write the level twice
+        // and leave it over its capacity (a flush lands while each in-place merge runs, so the runs rule would
+        // otherwise keep firing first). Partial compaction moves one file of one run, so it merges first.
+        if limit == 1 && level.len() > 1 && full && p.full_at(i) {
+            return push_down(levels, p, i, depth);
+        }
         if limit == 1 && level.len() > 1 {
             return Plan::MergeRuns {
                 level: i,
@@ -181,8 +190,7 @@ pub fn plan<L: LevelShape>(levels: &[L], p: &Policy) -> Plan {
             return push_down(levels, p, i, depth);
         }
         // rule 2: too many bytes
-        let bytes: u64 = level.iter().map(|r| r.bytes()).sum();
-        if bytes as f64 >= p.capacity(i) * p.merge_threshold {
+        if full {
             return push_down(levels, p, i, depth);
         }
     }
@@ -298,6 +306,44 @@ mod tests {
         );
         let l = vec![vec![run(3, 100)], vec![run(1, 500)]];
         assert_eq!(plan(&l, &p), Plan::Nothing);
+    }
+
+    #[test]
+    fn a_full_leveled_level_of_several_runs_goes_down_whole() {
+        // capacity of level 1: 100 · 4 = 400 bytes; a flush (run 4) landed on a level already full
+        let l = vec![vec![run(4, 100), run(3, 350)], vec![run(1, 1000)]];
+        let full = policy(1, 1, Compaction::Full);
+        assert_eq!(
+            plan(&l, &full),
+            Plan::MergeRuns {
+                level: 1,
+                runs: vec![4, 3],
+                target: 2,
+                into: Some(1),
+                drop_tombstones: true
+            }
+        );
+        // below its capacity the runs merge in place
+        let l = vec![vec![run(4, 100), run(3, 200)], vec![run(1, 1000)]];
+        assert!(matches!(
+            plan(&l, &full),
+            Plan::MergeRuns {
+                level: 1,
+                target: 1,
+                ..
+            }
+        ));
+        // partial compaction moves one file of one run: it merges the runs first
+        let l = vec![vec![run(4, 100), run(3, 350)], vec![run(1, 1000)]];
+        let partial = policy(1, 1, Compaction::Partial);
+        assert!(matches!(
+            plan(&l, &partial),
+            Plan::MergeRuns {
+                level: 1,
+                target: 1,
+                ..
+            }
+        ));
     }
 
     #[test]
