@@ -123,11 +123,34 @@ impl Inner {
                 d.cold_runs as f64,
             );
             let cap = replacing.map_or(f64::INFINITY, |(replaced, new_entries)| {
-                let held: usize = v
-                    .files()
-                    .filter(|(_, f)| !replaced.contains(&f.id))
-                    .map(|(_, f)| f.memory_bytes().1)
+                // the filters other files hold: those of the levels above this one count at least what
+                // Monkey plans for them, so that an output deep in the tree (written when the levels above
+                // happen to be empty, after a push) cannot take the memory their next runs need: such a level
+                // was left with no filter at all, and every lookup read a block there
+                let held_at = |above: bool| -> usize {
+                    v.levels
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| (i + 1 < level) == above)
+                        .flat_map(|(_, l)| l.runs.iter().flat_map(|r| r.files.iter()))
+                        .filter(|f| !replaced.contains(&f.id))
+                        .map(|f| f.memory_bytes().1)
+                        .sum()
+                };
+                let planned_above: f64 = (1..level)
+                    .map(|j| {
+                        let bits = per_level.get(j - 1).copied().unwrap_or(0.0);
+                        bits.min(MAX_BITS_PER_KEY)
+                            * entries as f64
+                            * cosine_design::shape::data_share(
+                                j as u32,
+                                levels,
+                                d.size_ratio as f64,
+                            )
+                            / 8.0
+                    })
                     .sum();
+                let held = held_at(false) as f64 + (held_at(true) as f64).max(planned_above);
                 // each output file's filter also carries its fixed overhead (about as many files out as in)
                 let overhead = replaced.len() * cosine_filters::FILTER_OVERHEAD_BYTES;
                 // A level that gathers several runs (K, or Z at the last level) keeps each until the level is
@@ -146,7 +169,7 @@ impl Inner {
                         .count() as u64
                 });
                 let slots = allowed.saturating_sub(staying).max(1);
-                8.0 * (d.filter_bytes as f64 - held as f64 - overhead as f64).max(0.0)
+                8.0 * (d.filter_bytes as f64 - held - overhead as f64).max(0.0)
                     / (new_entries.max(1) * slots) as f64
             });
             per_level
