@@ -4,8 +4,9 @@
 //! Rules, checked from the top level down (level i holds at most R_i runs, R_i = K for hot levels above the
 //! last, Z for cold levels and the last level; its capacity is (M_B/2)·T^i bytes, a flush being half of M_B):
 //! 1. Too many runs. R_i = 1 (leveling): merge the level's runs in place, or, when full compaction merges the
-//!    level whole and it is full by bytes too, push all its runs down at once (rule 2). R_i > 1 (tiering): once the level
-//!    holds R_i runs it is full; merge them into one run of level i+1. At the last level, merge in place.
+//!    level whole and its merged run is full by bytes alone, push all its runs down at once (rule 2). R_i > 1
+//!    (tiering): once the level holds R_i runs it is full; merge them into one run of level i+1. At the last
+//!    level, merge in place.
 //!    Which runs: the run strategy picks a window of adjacent runs (first = oldest, last_full = newest,
 //!    fullest = largest), so recency order is kept.
 //! 2. Too many bytes (≥ capacity × merge threshold): push level i into level i+1. Full compaction merges the
@@ -159,11 +160,16 @@ pub fn plan<L: LevelShape>(levels: &[L], p: &Policy) -> Plan {
         let below_empty = levels.iter().skip(i).all(|l| l.runs().is_empty());
         let bytes: u64 = level.iter().map(|r| r.bytes()).sum();
         let full = bytes as f64 >= p.capacity(i) * p.merge_threshold;
-        // rule 1: too many runs. A leveled level that full compaction merges whole and that is also full by
-        // bytes goes down with all its runs at once: merging them in place first would write the level twice
-        // and leave it over its capacity (a flush lands while each in-place merge runs, so the runs rule would
-        // otherwise keep firing first). Partial compaction moves one file of one run, so it merges first.
-        if limit == 1 && level.len() > 1 && full && p.full_at(i) {
+        // rule 1: too many runs. A leveled level that full compaction merges whole, and whose oldest run (the
+        // merged one) is full by bytes on its own, goes down with all its runs at once: merging them in place
+        // first would write the level twice and leave it over its capacity (a flush lands while each in-place
+        // merge runs, so the runs rule would otherwise keep firing first). Only the merged run counts: new
+        // runs may repeat its keys (updates), and a level whose distinct keys stay under its capacity must
+        // not be pushed for them. Partial compaction moves one file of one run, so it merges first.
+        let oldest_full = level
+            .last()
+            .is_some_and(|r| r.bytes() as f64 >= p.capacity(i) * p.merge_threshold);
+        if limit == 1 && level.len() > 1 && oldest_full && p.full_at(i) {
             return push_down(levels, p, i, depth);
         }
         if limit == 1 && level.len() > 1 {
@@ -239,7 +245,10 @@ fn push_down<L: LevelShape>(levels: &[L], p: &Policy, i: usize, depth: usize) ->
     } else {
         None
     };
-    let whole_target = into.is_some() || next.is_empty();
+    // the output replaces everything at the target level only when that level holds at most the one run it
+    // merges into (a design reopened with fewer runs per level can leave several there: the older ones still
+    // hold values a tombstone must keep shadowing)
+    let whole_target = (into.is_some() && next.len() <= 1) || next.is_empty();
     Plan::MergeRuns {
         level: i,
         runs: level.iter().map(|r| r.id()).collect(),
@@ -311,7 +320,7 @@ mod tests {
     #[test]
     fn a_full_leveled_level_of_several_runs_goes_down_whole() {
         // capacity of level 1: 100 · 4 = 400 bytes; a flush (run 4) landed on a level already full
-        let l = vec![vec![run(4, 100), run(3, 350)], vec![run(1, 1000)]];
+        let l = vec![vec![run(4, 100), run(3, 420)], vec![run(1, 1000)]];
         let full = policy(1, 1, Compaction::Full);
         assert_eq!(
             plan(&l, &full),
@@ -323,18 +332,24 @@ mod tests {
                 drop_tombstones: true
             }
         );
-        // below its capacity the runs merge in place
-        let l = vec![vec![run(4, 100), run(3, 200)], vec![run(1, 1000)]];
-        assert!(matches!(
-            plan(&l, &full),
-            Plan::MergeRuns {
-                level: 1,
-                target: 1,
-                ..
-            }
-        ));
+        // below its capacity the runs merge in place, and so they do when only the new run takes the level
+        // over it (it may repeat the merged run's keys)
+        for merged in [200, 350] {
+            let l = vec![vec![run(4, 100), run(3, merged)], vec![run(1, 1000)]];
+            assert!(
+                matches!(
+                    plan(&l, &full),
+                    Plan::MergeRuns {
+                        level: 1,
+                        target: 1,
+                        ..
+                    }
+                ),
+                "{merged}"
+            );
+        }
         // partial compaction moves one file of one run: it merges the runs first
-        let l = vec![vec![run(4, 100), run(3, 350)], vec![run(1, 1000)]];
+        let l = vec![vec![run(4, 100), run(3, 420)], vec![run(1, 1000)]];
         let partial = policy(1, 1, Compaction::Partial);
         assert!(matches!(
             plan(&l, &partial),
@@ -344,6 +359,26 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn tombstones_stay_when_the_target_level_keeps_older_runs() {
+        // a tree written with Z = 4 reopened with Z = 1: level 2 still holds three runs
+        let l = vec![
+            vec![run(9, 450)],
+            vec![run(3, 500), run(2, 500), run(1, 500)],
+        ];
+        let p = policy(1, 1, Compaction::Full);
+        match plan(&l, &p) {
+            Plan::MergeRuns {
+                level: 1,
+                target: 2,
+                into: Some(3),
+                drop_tombstones,
+                ..
+            } => assert!(!drop_tombstones, "older runs of level 2 would resurface"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
