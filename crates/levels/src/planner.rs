@@ -158,17 +158,17 @@ pub fn plan<L: LevelShape>(levels: &[L], p: &Policy) -> Plan {
         let limit = p.run_limit(i, depth).max(1);
         let last = i == depth;
         let below_empty = levels.iter().skip(i).all(|l| l.runs().is_empty());
+        // bytes at which the level is pushed down
+        let push_at = p.capacity(i) * p.merge_threshold;
         let bytes: u64 = level.iter().map(|r| r.bytes()).sum();
-        let full = bytes as f64 >= p.capacity(i) * p.merge_threshold;
+        let full = bytes as f64 >= push_at;
         // rule 1: too many runs. A leveled level that full compaction merges whole, and whose oldest run (the
         // merged one) is full by bytes on its own, goes down with all its runs at once: merging them in place
         // first would write the level twice and leave it over its capacity (a flush lands while each in-place
         // merge runs, so the runs rule would otherwise keep firing first). Only the merged run counts: new
         // runs may repeat its keys (updates), and a level whose distinct keys stay under its capacity must
         // not be pushed for them. Partial compaction moves one file of one run, so it merges first.
-        let oldest_full = level
-            .last()
-            .is_some_and(|r| r.bytes() as f64 >= p.capacity(i) * p.merge_threshold);
+        let oldest_full = level.last().is_some_and(|r| r.bytes() as f64 >= push_at);
         if limit == 1 && level.len() > 1 && oldest_full && p.full_at(i) {
             return push_down(levels, p, i, depth);
         }

@@ -25,8 +25,8 @@ use std::sync::Arc;
 struct Args {
     /// Engines, comma-separated: cosine, cosine-leveled (our engine with the leveled LSM design that
     /// rocksdb-cosine gets: the search's design against its best leveled one), rocksdb, rocksdb-cosine
-    /// (RocksDB with the leveled LSM parameters Cosine's search picks), fjall, redb, sled, wiredtiger, wiredtiger-lsm, faster (the `faster` feature;
-    /// at least 224 MiB of --memory).
+    /// (RocksDB with the leveled LSM parameters Cosine's search picks), fjall, redb, sled, wiredtiger,
+    /// wiredtiger-lsm, faster (the `faster` feature; at least 224 MiB of --memory).
     #[arg(
         long,
         default_value = "cosine,rocksdb,rocksdb-cosine,wiredtiger,wiredtiger-lsm,fjall,redb,sled"

@@ -127,16 +127,26 @@ impl Inner {
                 // Monkey plans for them, so that an output deep in the tree (written when the levels above
                 // happen to be empty, after a push) cannot take the memory their next runs need: such a level
                 // was left with no filter at all, and every lookup read a block there
-                let held_at = |above: bool| -> usize {
-                    v.levels
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| (i + 1 < level) == above)
-                        .flat_map(|(_, l)| l.runs.iter().flat_map(|r| r.files.iter()))
-                        .filter(|f| !replaced.contains(&f.id))
-                        .map(|f| f.memory_bytes().1)
-                        .sum()
-                };
+                // (filters held by the levels above this one, by this one and the ones below)
+                let (held_above, held_here_and_below) = v
+                    .levels
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, l)| {
+                        l.runs
+                            .iter()
+                            .flat_map(|r| r.files.iter())
+                            .map(move |f| (i + 1 < level, f))
+                    })
+                    .filter(|(_, f)| !replaced.contains(&f.id))
+                    .fold((0usize, 0usize), |(a, b), (above, f)| {
+                        let bytes = f.memory_bytes().1;
+                        if above {
+                            (a + bytes, b)
+                        } else {
+                            (a, b + bytes)
+                        }
+                    });
                 let planned_above: f64 = (1..level)
                     .map(|j| {
                         let bits = per_level.get(j - 1).copied().unwrap_or(0.0);
@@ -150,7 +160,7 @@ impl Inner {
                             / 8.0
                     })
                     .sum();
-                let held = held_at(false) as f64 + (held_at(true) as f64).max(planned_above);
+                let held = held_here_and_below as f64 + (held_above as f64).max(planned_above);
                 // each output file's filter also carries its fixed overhead (about as many files out as in)
                 let overhead = replaced.len() * cosine_filters::FILTER_OVERHEAD_BYTES;
                 // A level that gathers several runs (K, or Z at the last level) keeps each until the level is
