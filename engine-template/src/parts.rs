@@ -13,8 +13,9 @@
 //! policy is `cosine_levels::planner::Policy::of(design, hot_levels)`, a pure function of the design and the
 //! tree's shape.
 //!
-//! Adding a kind of buffer (say FASTER's hybrid log) is a variant of [`BufferKind`] and of
-//! `cosine_buffer::Buffer` in `crates/buffer/src/lib.rs`, and the line of [`Parts::of`] that picks it.
+//! Adding a kind of buffer is a variant of [`BufferKind`] and of `cosine_buffer::Buffer` in
+//! `crates/buffer/src/lib.rs`, and the line of [`Parts::of`] that picks it. FASTER's hybrid log is the hash-log
+//! buffer (its mutable region: updates in place) plus [`Parts::read_only_region`].
 
 pub use cosine_buffer::BufferKind;
 use cosine_design::{Design, FilterGranularity};
@@ -33,6 +34,11 @@ pub struct Parts {
     /// burst cannot outrun compaction and push the tree off the shape the model prices. A log-structured
     /// hash table has one level of runs that merges by count: it never waits.
     pub wait_for_level1: bool,
+    /// FASTER's hybrid log ([`Design::has_read_only_region`]): a flushed buffer stays in memory as the log's
+    /// read-only region, within the M_B the mutable region leaves, and answers lookups; its oldest records
+    /// are dropped as the next frozen buffer needs their memory. Without it (an append-only log, or any
+    /// sorted design) a buffer is dropped once flushed.
+    pub read_only_region: bool,
 }
 
 impl Parts {
@@ -46,6 +52,7 @@ impl Parts {
                 index: IndexKind::Hash,
                 filter: None,
                 wait_for_level1: false,
+                read_only_region: design.has_read_only_region(),
             }
         } else {
             Parts {
@@ -57,6 +64,7 @@ impl Parts {
                     None
                 },
                 wait_for_level1: true,
+                read_only_region: false,
             }
         }
     }
@@ -84,6 +92,12 @@ mod tests {
         assert_eq!(lsh.buffer, BufferKind::HashLog);
         assert_eq!(lsh.index, IndexKind::Hash);
         assert!(!lsh.filtered() && !lsh.wait_for_level1);
+        // the log kind picks the read-only region; only an LSH design has a log kind that matters
+        assert!(lsh.read_only_region);
+        let mut append_only = Design::lsh_like(mib, mib);
+        append_only.log = cosine_design::LogKind::AppendOnly;
+        assert!(!Parts::of(&append_only).read_only_region);
+        assert!(!Parts::of(&Design::rocksdb_like(mib, mib, mib)).read_only_region);
 
         let btree = Parts::of(&Design::wiredtiger_like(mib, mib));
         assert_eq!((btree.buffer, btree.filter), (BufferKind::Sorted, None));
@@ -113,10 +127,13 @@ mod tests {
             threads: 1,
             file_bytes: 64 << 20,
             log: cosine_design::LogKind::AppendOnly,
+            mutable_fraction: 0.5,
             class: None,
         };
         const PARTS: Parts = Parts::of(&DESIGN);
         // no class recorded: Algorithm 3 decides (no filters, T above the entries per block)
-        assert_eq!(PARTS, Parts::of(&Design::lsh_like(1 << 20, 1 << 20)));
+        let mut append_only = Design::lsh_like(1 << 20, 1 << 20);
+        append_only.log = cosine_design::LogKind::AppendOnly;
+        assert_eq!(PARTS, Parts::of(&append_only));
     }
 }

@@ -28,7 +28,8 @@ pub struct LevelStats {
 /// Memory held by the engine's structures, in heap bytes, next to the design's budget for each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryStats {
-    /// Write buffers (active and frozen): their entries, keys, values and indexes, as malloc hands them out.
+    /// Write buffers (active and frozen) and the hybrid log's read-only region: their entries, keys, values
+    /// and indexes, as malloc hands them out.
     pub buffer_bytes: usize,
     /// Bloom filters: bit arrays and each filter's fixed overhead.
     pub filter_bytes: usize,

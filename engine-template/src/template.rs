@@ -63,6 +63,7 @@ pub fn design_const(d: &Design) -> String {
     let _ = writeln!(s, "    threads: {},", d.threads);
     let _ = writeln!(s, "    file_bytes: {},", d.file_bytes);
     let _ = writeln!(s, "    log: LogKind::{:?},", d.log);
+    let _ = writeln!(s, "    mutable_fraction: {:?},", d.mutable_fraction);
     let _ = writeln!(
         s,
         "    class: {},",

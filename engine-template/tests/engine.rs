@@ -83,7 +83,9 @@ fn every_shape_holds_its_data_and_its_shape() {
         let s = e.stats();
         let depth = s.levels.len();
         match name {
-            "lsh-like" => assert_eq!(depth, 1, "{name}: one level that never fills"),
+            "lsh-like" | "lsh-append-only" => {
+                assert_eq!(depth, 1, "{name}: one level that never fills")
+            }
             _ => assert!(depth >= 2, "{name}: {depth} levels"),
         }
         if name == "btree-like" || name == "hybrid" {
@@ -514,4 +516,72 @@ fn restarts_keep_the_active_buffer_active() {
             .count();
         assert_eq!(segments, 1, "{name}: one buffer's records in one segment");
     }
+}
+
+/// Block reads of looking up the `newest` keys written last (of `n`), after a load of `n` keys and a flush,
+/// and the heap bytes the buffers held at their peak while loading.
+fn newest_lookups(design: &Design, n: u32, newest: u32) -> (u64, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let e = common::open_unsynced(dir.path(), design).unwrap();
+    let mut peak = 0;
+    for i in 0..n {
+        e.put(&key(i), &value(i, 0)).unwrap();
+        if i % 64 == 0 {
+            peak = peak.max(e.stats().memory.buffer_bytes);
+        }
+    }
+    e.flush().unwrap();
+    e.wait_for_compactions().unwrap();
+    peak = peak.max(e.stats().memory.buffer_bytes);
+    let before = e.stats().block_reads();
+    for i in n - newest..n {
+        assert_eq!(e.get(&key(i)).unwrap(), Some(value(i, 0)), "key {i}");
+    }
+    let reads = e.stats().block_reads() - before;
+    // every other key is still there, from the runs
+    for i in (0..n - newest).step_by(13) {
+        assert_eq!(e.get(&key(i)).unwrap(), Some(value(i, 0)), "key {i}");
+    }
+    e.close().unwrap();
+    (reads, peak)
+}
+
+#[test]
+fn the_hybrid_logs_read_only_region_answers_the_newest_flushed_records_from_memory() {
+    use cosine_design::LogKind;
+    let buffer = 64u64 << 10;
+    let hybrid = Design::lsh_like(buffer, 1 << 20);
+    assert_eq!(hybrid.log, LogKind::Hybrid);
+    let mut append_only = hybrid.clone();
+    append_only.log = LogKind::AppendOnly;
+    let mut quarter = hybrid.clone();
+    quarter.mutable_fraction = 0.25;
+    let (n, newest) = (6000, 100);
+    let (hybrid_reads, hybrid_peak) = newest_lookups(&hybrid, n, newest);
+    let (append_reads, append_peak) = newest_lookups(&append_only, n, newest);
+    // the newest records were flushed (the flush above), yet the read-only region still answers them
+    assert_eq!(hybrid_reads, 0, "hybrid log");
+    // an append-only log dropped its flushed buffer: each of them costs its block
+    assert!(
+        append_reads >= u64::from(newest),
+        "append-only log: {append_reads} block reads for {newest} lookups"
+    );
+    // M_B bounds the mutable region, the frozen one and the read-only region together (plus the entry a full
+    // buffer overshoots by)
+    for (name, peak) in [("hybrid", hybrid_peak), ("append-only", append_peak)] {
+        assert!(
+            peak as u64 <= buffer + 1024,
+            "{name}: the buffers held {peak} bytes of M_B = {buffer}"
+        );
+    }
+    // a smaller mutable fraction leaves more of M_B to the read-only region: more of the newest records in
+    // memory after the flush
+    let many = 1200;
+    let (half, _) = newest_lookups(&hybrid, n, many);
+    let (quarter_reads, quarter_peak) = newest_lookups(&quarter, n, many);
+    assert!(
+        quarter_reads < half,
+        "mutable fraction 1/4: {quarter_reads} block reads, 1/2: {half}"
+    );
+    assert!(quarter_peak as u64 <= buffer + 1024, "{quarter_peak}");
 }

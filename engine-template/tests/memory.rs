@@ -1,5 +1,5 @@
 //! The engine within its design's memory: a counting global allocator (a thin wrapper over the system
-//! allocator) tracks the heap this test binary holds while each of the five shapes loads data ten times or
+//! allocator) tracks the heap this test binary holds while each shape of `tests/common` loads data ten times or
 //! more its design's memory (M_B + M_BF + M_FP), then reads it back. The heap may never exceed the design's
 //! memory × 1.1 plus a fixed allowance for what no design primitive prices (threads, I/O buffers, merge
 //! cursors, file handles and run metadata).
@@ -63,7 +63,7 @@ static GLOBAL: Counting = Counting;
 /// sorted keys of a hash-log buffer.
 const ALLOWANCE: usize = 8 << 20;
 
-/// The five shapes at `buffer` bytes of M_B, filter and fence memory in proportion.
+/// The shapes of `tests/common` at `buffer` bytes of M_B, filter and fence memory in proportion.
 fn designs(buffer: u64) -> Vec<(&'static str, Design)> {
     common::shapes()
         .into_iter()

@@ -258,7 +258,8 @@ fn shrunk_failures_stay_fixed() {
     );
 }
 
-/// Parts written as `buffer,index,filter,wait` (e.g. `HashLog,Fences,Block,true`; filter `None` for none).
+/// Parts written as `buffer,index,filter,wait[,read_only]` (e.g. `HashLog,Fences,Block,true`; filter `None`
+/// for none; the read-only region off when not given, as in the regression files written before it).
 fn parse_parts(text: &str) -> cosine_engine::Parts {
     use cosine_design::FilterGranularity;
     use cosine_engine::parts::{BufferKind, IndexKind, Parts};
@@ -286,6 +287,7 @@ fn parse_parts(text: &str) -> cosine_engine::Parts {
             other => panic!("filter must be File, Block, Run or None, not {other:?}"),
         },
         wait_for_level1: kind(3, "true", "false"),
+        read_only_region: f.len() > 4 && kind(4, "true", "false"),
     }
 }
 
@@ -315,6 +317,11 @@ proptest! {
     #[test]
     fn hybrid_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
         run(&common::shapes()[4].1, &ops)?;
+    }
+
+    #[test]
+    fn lsh_append_only_matches_btreemap(ops in proptest::collection::vec(op(), 1..600)) {
+        run(&common::shapes()[5].1, &ops)?;
     }
 
     /// Few keys, so that lookups, writes and the entry cache's fills and evictions meet on the same keys.

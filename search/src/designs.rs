@@ -63,6 +63,23 @@ pub fn best_leveled_lsm_for_machine(
         .map(|s| s.design)
 }
 
+/// The LSH design (our engine's hash-indexed log, [`Shard::lsh_design`]) for `workload` on one machine, as
+/// [`best_for_machine`] sees the machine, with the log kind `log`: what the peer comparison runs beside FASTER.
+pub fn lsh_for_machine(
+    workload: &Workload,
+    memory_bytes: u64,
+    cores: u32,
+    phi: &PhiLibrary,
+    log: LogKind,
+) -> Option<Design> {
+    let mut d = with_class_defaults(
+        machine_shard(workload, memory_bytes, cores, phi).lsh_design()?,
+        DesignClass::Lsh,
+    );
+    d.log = log;
+    Some(d)
+}
+
 fn machine_shard<'a>(
     workload: &Workload,
     memory_bytes: u64,

@@ -122,6 +122,57 @@ fn in_range(key: &[u8], start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
     lo && hi
 }
 
+/// The smallest sequence number to keep so that the newest entries, charged `sizes` each, and an index over
+/// them (`index(n)` bytes for n entries) fit in `budget` bytes: `u64::MAX` (keep nothing) when not even the
+/// newest fits.
+fn newest_cutoff(
+    mut sizes: Vec<(u64, usize)>,
+    budget: usize,
+    index: impl Fn(usize) -> usize,
+) -> u64 {
+    sizes.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut used = 0usize;
+    let mut cutoff = u64::MAX;
+    for (n, (seq, size)) in sizes.into_iter().enumerate() {
+        used += size;
+        if used + index(n + 1) > budget {
+            break;
+        }
+        cutoff = seq;
+    }
+    cutoff
+}
+
+impl SortedBuffer {
+    /// Drops the oldest entries (lowest sequence numbers) until the rest fit in `budget` heap bytes. Takes
+    /// `&mut self`: only a buffer no reader shares is trimmed.
+    pub fn retain_newest(&mut self, budget: usize) {
+        if self.bytes() <= budget {
+            return;
+        }
+        let sizes = self
+            .map
+            .iter()
+            .map(|e| {
+                let cell = e.value().lock();
+                (cell.0, charge(e.key(), &cell.1))
+            })
+            .collect();
+        let cutoff = newest_cutoff(sizes, budget, |_| 0);
+        let mut kept = 0;
+        for e in self.map.iter() {
+            let cell = e.value().lock();
+            if cell.0 < cutoff {
+                drop(cell);
+                e.remove();
+            } else {
+                kept += charge(e.key(), &cell.1);
+            }
+        }
+        self.bytes.store(kept, Ordering::Relaxed);
+    }
+}
+
 impl WriteBuffer for SortedBuffer {
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
         let add = charge(&key, &value);
@@ -241,6 +292,29 @@ fn table_bytes(capacity: usize) -> usize {
     alloc_bytes(buckets * (std::mem::size_of::<(Vec<u8>, Versioned)>() + 1) + 16)
 }
 
+impl HashLogBuffer {
+    /// Drops the oldest entries (lowest sequence numbers) until the rest, and the table shrunk to them, fit in
+    /// `budget` heap bytes. Takes `&mut self`: only a buffer no reader shares is trimmed.
+    pub fn retain_newest(&mut self, budget: usize) {
+        if self.bytes() <= budget {
+            return;
+        }
+        let map = self.map.get_mut();
+        let sizes: Vec<(u64, usize)> = map
+            .iter()
+            .map(|(k, v)| (v.0, payload_bytes(k, &v.1)))
+            .collect();
+        // the table, shrunk to what is kept, comes out of the budget too
+        let cutoff = newest_cutoff(sizes, budget, table_bytes);
+        map.retain(|_, v| v.0 >= cutoff);
+        map.shrink_to_fit();
+        let kept = map.iter().map(|(k, v)| payload_bytes(k, &v.1)).sum();
+        let cap = map.capacity();
+        self.bytes.store(kept, Ordering::Relaxed);
+        self.table_bytes.store(table_bytes(cap), Ordering::Relaxed);
+    }
+}
+
 impl WriteBuffer for HashLogBuffer {
     fn insert(&self, key: Vec<u8>, seq: u64, value: Option<Vec<u8>>) {
         let add = payload_bytes(&key, &value);
@@ -344,6 +418,18 @@ pub enum Buffer {
     Sorted(SortedBuffer),
     /// Hash-indexed log.
     HashLog(HashLogBuffer),
+}
+
+impl Buffer {
+    /// Drops the oldest entries (lowest sequence numbers) until what is left fits in `budget` heap bytes: how
+    /// the hybrid log's read-only region gives memory back to the mutable region. `&mut self`: the caller
+    /// trims only a buffer no reader or snapshot shares.
+    pub fn retain_newest(&mut self, budget: usize) {
+        match self {
+            Buffer::Sorted(b) => b.retain_newest(budget),
+            Buffer::HashLog(b) => b.retain_newest(budget),
+        }
+    }
 }
 
 macro_rules! dispatch {
@@ -454,6 +540,40 @@ mod tests {
         }
         // full, and what it holds stayed within its capacity plus the last entry
         assert!(b.bytes() <= cap + 64, "{} of {cap}", b.bytes());
+    }
+
+    #[test]
+    fn retaining_the_newest_keeps_the_highest_sequence_numbers_within_the_budget() {
+        for kind in [BufferKind::Sorted, BufferKind::HashLog] {
+            let mut b = kind.build(1 << 20);
+            for i in 0..1000u32 {
+                // keys in an order unrelated to their sequence numbers
+                let key = (i.wrapping_mul(2_654_435_761)).to_be_bytes().to_vec();
+                b.insert(key, u64::from(i), Some(vec![7; 40]));
+            }
+            // an update makes an old key new
+            b.insert(0u32.to_be_bytes().to_vec(), 5000, Some(vec![8; 40]));
+            let before = b.bytes();
+            b.retain_newest(before / 4);
+            assert!(
+                b.bytes() <= before / 4,
+                "{kind:?}: {} > {}",
+                b.bytes(),
+                before / 4
+            );
+            assert!(b.len() > 100, "{kind:?} kept {}", b.len());
+            let kept: Vec<u64> = b.sorted_entries().iter().map(|e| e.1).collect();
+            let oldest_kept = kept.iter().min().copied().unwrap_or(0);
+            // every entry newer than the oldest kept one is kept (the seqs oldest..1000 and the update's)
+            assert_eq!(kept.len() as u64, 1000 - oldest_kept + 1);
+            assert_eq!(b.get(&0u32.to_be_bytes()), Some((5000, Some(vec![8; 40]))));
+            // within budget already: nothing changes
+            let len = b.len();
+            b.retain_newest(usize::MAX);
+            assert_eq!(b.len(), len);
+            b.retain_newest(0);
+            assert!(b.is_empty(), "{kind:?}");
+        }
     }
 
     #[test]

@@ -187,9 +187,16 @@ fn plot_fixed(a: &ValidateArgs, rows: &[Value], plot: &str) -> Result<()> {
             names.push(n);
         }
     }
-    let series: Vec<(String, Vec<f64>)> = class_designs(a.memory)
+    let mut labels: Vec<String> = Vec::new();
+    for (c, _) in class_designs(a.memory) {
+        labels.push(c.to_string());
+        if c == DesignClass::Lsh {
+            labels.push(format!("{c} append-only"));
+        }
+    }
+    let series: Vec<(String, Vec<f64>)> = labels
         .iter()
-        .map(|(c, _)| {
+        .map(|c| {
             let label = format!("fixed {c}");
             let values = names
                 .iter()
@@ -200,7 +207,7 @@ fn plot_fixed(a: &ValidateArgs, rows: &[Value], plot: &str) -> Result<()> {
                         .map_or(f64::NAN, |x| 100.0 * x.max(0.0))
                 })
                 .collect();
-            (c.to_string(), values)
+            (c.clone(), values)
         })
         .collect();
     crate::plot::write_bars(

@@ -513,7 +513,12 @@ fn tiny_bench_validate_and_calibrate() {
         "--json",
     ]));
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 4 * 2, "four classes × two workloads");
+    assert_eq!(
+        rows.len(),
+        5 * 2,
+        "four classes (LSH with both log kinds) × two workloads"
+    );
+    assert!(rows.iter().any(|r| r["label"] == "fixed lsh append-only"));
     for r in rows {
         assert!(
             r["predicted"].as_f64().unwrap() > 0.0 && r["measured"].as_f64().unwrap() > 0.0,

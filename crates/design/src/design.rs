@@ -171,9 +171,18 @@ pub struct Design {
     pub file_bytes: u64,
     /// Log kind; meaningful for the LSH class only.
     pub log: LogKind,
+    /// With FASTER's hybrid log ([`LogKind::Hybrid`], LSH class only): the share of M_B that is the log's
+    /// mutable region (the write buffer that takes updates in place, flushed when full); the rest of M_B keeps
+    /// the newest flushed records in memory as the read-only region. In (0, 1/2]: a flush needs the mutable
+    /// region's bytes twice (the frozen region being written and the next one filling). Default 1/2.
+    pub mutable_fraction: f64,
     /// The class this design was derived as (Algorithm 3), when known.
     pub class: Option<DesignClass>,
 }
+
+/// The hybrid log's default mutable share of M_B ([`Design::mutable_fraction`]): the write buffer's usual
+/// M_B / [`Design::WRITE_BUFFERS`].
+pub const DEFAULT_MUTABLE_FRACTION: f64 = 0.5;
 
 /// Entry size Algorithm 3 assumes for a design that does not record its class (the engine opening a directory
 /// does not know the data's entry size).
@@ -229,6 +238,7 @@ impl Design {
             threads: 0,
             file_bytes: 64 << 20,
             log: LogKind::Hybrid,
+            mutable_fraction: DEFAULT_MUTABLE_FRACTION,
             class: Some(DesignClass::Lsm),
         }
     }
@@ -281,6 +291,7 @@ impl Design {
             threads: 0,
             file_bytes: 1 << 20,
             log: LogKind::Hybrid,
+            mutable_fraction: DEFAULT_MUTABLE_FRACTION,
             class: Some(DesignClass::Btree),
         }
     }
@@ -301,10 +312,34 @@ impl Design {
     /// two together never hold more than M_B.
     pub const WRITE_BUFFERS: u64 = 2;
 
-    /// Bytes of memory one write buffer may hold before it is frozen and flushed, M_B / 2: the size of a flush
-    /// and the base of the tree's level capacities (M_B/2 · T^i), for the engine and the cost model alike.
+    /// Bytes of memory one write buffer may hold before it is frozen and flushed, M_B / 2 (the mutable region,
+    /// [`Design::mutable_fraction`] of M_B, for an LSH design with the hybrid log): the size of a flush and
+    /// the base of the tree's level capacities (M_B/2 · T^i), for the engine and the cost model alike.
     pub fn flush_bytes(&self) -> u64 {
-        (self.buffer_bytes / Self::WRITE_BUFFERS).max(1)
+        if self.has_read_only_region() {
+            ((self.buffer_bytes as f64 * self.mutable_fraction) as u64).max(1)
+        } else {
+            (self.buffer_bytes / Self::WRITE_BUFFERS).max(1)
+        }
+    }
+
+    /// Whether the design keeps FASTER's read-only region: an LSH design ([`Design::runs_as_lsh`]) with the
+    /// hybrid log. Its newest flushed records stay in memory, within the M_B the mutable region leaves
+    /// ([`Design::read_only_bytes`]), and answer lookups without I/O; an append-only log drops a buffer once
+    /// it is flushed.
+    pub const fn has_read_only_region(&self) -> bool {
+        matches!(self.log, LogKind::Hybrid) && self.runs_as_lsh()
+    }
+
+    /// Bytes of the hybrid log's read-only region: M_B less the mutable region's ([`Design::flush_bytes`]);
+    /// while a frozen mutable region is being flushed, the read-only region gives up its bytes (0 without a
+    /// read-only region).
+    pub fn read_only_bytes(&self) -> u64 {
+        if self.has_read_only_region() {
+            self.buffer_bytes.saturating_sub(self.flush_bytes())
+        } else {
+            0
+        }
     }
 
     /// Bytes a level is pushed down at, per T^i of its capacity: a flush's bytes times the merge threshold θ
@@ -352,6 +387,13 @@ impl Design {
         }
         if self.file_bytes == 0 {
             return Err(DesignError::Zero("file_bytes"));
+        }
+        if !(self.mutable_fraction > 0.0 && self.mutable_fraction <= 0.5) {
+            return Err(DesignError::OutOfRange {
+                field: "mutable_fraction",
+                value: self.mutable_fraction.to_string(),
+                reason: "must be in (0, 0.5]: a flush holds the frozen mutable region beside the next one",
+            });
         }
         if let Some(class) = self.class {
             let reason = match class {
@@ -415,6 +457,12 @@ fn default_block_bytes() -> f64 {
 fn default_log() -> LogKind {
     LogKind::Hybrid
 }
+fn default_mutable_fraction() -> f64 {
+    DEFAULT_MUTABLE_FRACTION
+}
+fn is_default_fraction(f: &f64) -> bool {
+    *f == DEFAULT_MUTABLE_FRACTION
+}
 
 /// The wire form of `Design`: numbers as JSON gives them, so that negative or fractional values are reported
 /// as typed errors rather than parser messages.
@@ -449,6 +497,8 @@ struct DesignRepr {
     file_bytes: f64,
     #[serde(default = "default_log")]
     log: LogKind,
+    #[serde(default = "default_mutable_fraction")]
+    mutable_fraction: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     class: Option<DesignClass>,
 }
@@ -496,6 +546,7 @@ impl TryFrom<DesignRepr> for Design {
             threads: r.threads,
             file_bytes: whole("file_bytes", r.file_bytes, false)?,
             log: r.log,
+            mutable_fraction: r.mutable_fraction,
             class: r.class,
         };
         d.validate()?;
@@ -528,6 +579,8 @@ struct DesignOut {
     threads: u32,
     file_bytes: u64,
     log: LogKind,
+    #[serde(skip_serializing_if = "is_default_fraction")]
+    mutable_fraction: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     class: Option<DesignClass>,
 }
@@ -552,6 +605,7 @@ impl From<Design> for DesignOut {
             threads: d.threads,
             file_bytes: d.file_bytes,
             log: d.log,
+            mutable_fraction: d.mutable_fraction,
             class: d.class,
         }
     }

@@ -15,7 +15,8 @@ pub mod workload;
 
 pub use design::{
     Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy,
-    ASSUMED_ENTRY_BYTES, CACHE_ENTRY_OVERHEAD_BYTES, MAX_KEY_BYTES, MAX_VALUE_BYTES,
+    ASSUMED_ENTRY_BYTES, CACHE_ENTRY_OVERHEAD_BYTES, DEFAULT_MUTABLE_FRACTION, MAX_KEY_BYTES,
+    MAX_VALUE_BYTES,
 };
 pub use error::{DesignError, Result};
 pub use named::{endure_workload, named_workload, workload_names, ENDURE_EXPECTED};

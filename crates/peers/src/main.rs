@@ -11,12 +11,21 @@ mod cgroup;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use cosine_cost_model::cpu::PhiLibrary;
+use cosine_design::LogKind;
 use cosine_engine::{Engine, Options, SyncMode};
 use cosine_ycsb::{run_phase, CalibrationStage, CoreWorkload, CosineStore, Ledger, Store};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// Arguments.
+/// The engines that are ours, each running a design the search picks.
+const OURS: [&str; 4] = [
+    "cosine",
+    "cosine-leveled",
+    "cosine-lsh",
+    "cosine-lsh-append-only",
+];
+
 #[derive(Parser, Debug)]
 #[command(
     name = "cosine-peers",
@@ -24,7 +33,9 @@ use std::sync::Arc;
 )]
 struct Args {
     /// Engines, comma-separated: cosine, cosine-leveled (our engine with the leveled LSM design that
-    /// rocksdb-cosine gets: the search's design against its best leveled one), rocksdb, rocksdb-cosine
+    /// rocksdb-cosine gets: the search's design against its best leveled one), cosine-lsh and
+    /// cosine-lsh-append-only (our engine as a log-structured hash table, with FASTER's hybrid log or an
+    /// append-only one: the shape to set beside faster), rocksdb, rocksdb-cosine
     /// (RocksDB with the leveled LSM parameters Cosine's search picks), fjall, redb, sled, wiredtiger,
     /// wiredtiger-lsm, faster (the `faster` feature; at least 224 MiB of --memory).
     #[arg(
@@ -184,18 +195,29 @@ fn open(
     durable: bool,
 ) -> Result<Box<dyn Store>> {
     Ok(match engine {
-        "cosine" | "cosine-leveled" => {
+        "cosine" | "cosine-leveled" | "cosine-lsh" | "cosine-lsh-append-only" => {
             let model = w.to_model();
             let phi = PhiLibrary::default();
-            let design = if engine == "cosine" {
-                cosine_search::designs::best_for_machine(&model, memory, machine_cores(), &phi)
-            } else {
-                cosine_search::designs::best_leveled_lsm_for_machine(
+            let cores = machine_cores();
+            let design = match engine {
+                "cosine" => cosine_search::designs::best_for_machine(&model, memory, cores, &phi),
+                "cosine-leveled" => cosine_search::designs::best_leveled_lsm_for_machine(
+                    &model, memory, cores, &phi,
+                ),
+                "cosine-lsh" => cosine_search::designs::lsh_for_machine(
                     &model,
                     memory,
-                    machine_cores(),
+                    cores,
                     &phi,
-                )
+                    LogKind::Hybrid,
+                ),
+                _ => cosine_search::designs::lsh_for_machine(
+                    &model,
+                    memory,
+                    cores,
+                    &phi,
+                    LogKind::AppendOnly,
+                ),
             }
             .ok_or_else(|| anyhow!("no {engine} design for {memory} bytes"))?;
             eprintln!(
@@ -464,7 +486,7 @@ fn real_main() -> Result<()> {
         .collect();
     for e in &engines {
         let tuned_rocks = e == "rocksdb-cosine" && adapters::AVAILABLE.contains(&"rocksdb");
-        let ours = e == "cosine" || e == "cosine-leveled";
+        let ours = OURS.contains(&e.as_str());
         if !ours && !tuned_rocks && !adapters::AVAILABLE.contains(&e.as_str()) {
             bail!(
                 "engine '{e}' is not in this build (available: cosine{}{})",

@@ -4,7 +4,9 @@
 use crate::harness::{class_designs, searched_design};
 use crate::{Error, Result};
 use cosine_cost_model::cpu::PhiLibrary;
-use cosine_design::{Compaction, Design, DesignClass, FilePicking, FilterGranularity, RunStrategy};
+use cosine_design::{
+    Compaction, Design, DesignClass, FilePicking, FilterGranularity, LogKind, RunStrategy,
+};
 use cosine_ycsb::CoreWorkload;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -116,8 +118,17 @@ pub fn cases(
         if ws.is_empty() {
             return Err(Error::Invalid("no workload given".into()));
         }
+        let mut lsh_seen = 0;
         for i in 0..spec.random {
-            let d = random_design(&mut rng, spec.memory);
+            let mut d = random_design(&mut rng, spec.memory);
+            // LSH designs take both log kinds in turn (without drawing from the seed's sequence, so every
+            // other design stays what it was): the hybrid log's read-only region and an append-only log
+            if d.runs_as_lsh() {
+                if lsh_seen % 2 == 1 {
+                    d.log = LogKind::AppendOnly;
+                }
+                lsh_seen += 1;
+            }
             let w = ws[rng.random_range(0..ws.len())].clone();
             designs.push((format!("random #{i} (seed {})", spec.seed), d, w));
         }
@@ -126,8 +137,17 @@ pub fn cases(
             if !spec.classes.contains(&class) {
                 continue;
             }
+            // the LSH design runs with both log kinds: the hybrid log (its default) and an append-only one
+            let mut kinds = vec![(format!("fixed {class}"), d.clone())];
+            if class == DesignClass::Lsh {
+                let mut append_only = d.clone();
+                append_only.log = LogKind::AppendOnly;
+                kinds.push((format!("fixed {class} append-only"), append_only));
+            }
             for w in workloads(spec.records)? {
-                designs.push((format!("fixed {class}"), d.clone(), w));
+                for (label, d) in &kinds {
+                    designs.push((label.clone(), d.clone(), w.clone()));
+                }
             }
         }
     }

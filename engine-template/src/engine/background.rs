@@ -178,7 +178,12 @@ impl Inner {
         {
             let mut s = self.state.write();
             s.install(nv, &self.design, &self.parts);
-            s.frozen.pop();
+            let flushed = s.frozen.pop();
+            // the hybrid log keeps the flushed buffer as the newest of its read-only region
+            if let (Some(f), true) = (flushed, self.parts.read_only_region) {
+                s.read_only.insert(0, f.buffer);
+                s.fit_read_only(&self.design);
+            }
         }
         self.remove_old_segments(log_number);
         Ok(())

@@ -7,10 +7,7 @@ impl Inner {
     pub(super) fn stats(&self) -> Stats {
         let (version, buffer_bytes) = {
             let s = self.state.read();
-            (
-                s.version.clone(),
-                s.mem.bytes() + s.frozen.iter().map(|f| f.buffer.bytes()).sum::<usize>(),
-            )
+            (s.version.clone(), s.buffer_bytes())
         };
         let residency = self.residency(&version);
         let counters = self.stats.snapshot(version.levels.len());

@@ -88,6 +88,11 @@ struct State {
     mem_writers: Arc<AtomicUsize>,
     mem_first_wal: u64,
     frozen: Vec<Frozen>, // newest first
+    /// The hybrid log's read-only region ([`Parts::read_only_region`]): buffers already flushed into runs,
+    /// kept in memory (newest first) to answer lookups, within what M_B leaves beside the mutable region and
+    /// the frozen buffers ([`State::fit_read_only`]). A cache of data the runs hold: scans and snapshots read
+    /// the runs instead.
+    read_only: Vec<Arc<Buffer>>,
     version: Arc<Version>,
     /// Level 1 of `version` lags its design (see [`level1_backlog`]): writers wait.
     backlog: bool,
@@ -101,6 +106,42 @@ impl State {
             self.frozen.iter().map(|f| f.buffer.clone()).collect(),
             self.version.clone(),
         )
+    }
+
+    /// Heap bytes of every buffer held: the active one, the frozen ones and the read-only region.
+    fn buffer_bytes(&self) -> usize {
+        self.mem.bytes()
+            + self.frozen.iter().map(|f| f.buffer.bytes()).sum::<usize>()
+            + self.read_only.iter().map(|b| b.bytes()).sum::<usize>()
+    }
+
+    /// Shrinks the read-only region to what M_B leaves beside a full mutable region and the frozen buffers
+    /// (`M_B − flush_bytes − frozen`), dropping its oldest records first: whole buffers, then the oldest
+    /// entries of the boundary one. Runs when a buffer is frozen (it takes the region's bytes) and when a
+    /// flushed one joins the region. A buffer a reader or snapshot still shares cannot be trimmed in place;
+    /// it is dropped whole (its records are in the runs).
+    fn fit_read_only(&mut self, design: &Design) {
+        let frozen: usize = self.frozen.iter().map(|f| f.buffer.bytes()).sum();
+        let mut room = (design.read_only_bytes() as usize).saturating_sub(frozen);
+        let mut kept = Vec::with_capacity(self.read_only.len());
+        for mut b in self.read_only.drain(..) {
+            if room == 0 {
+                break;
+            }
+            // a buffer over `room` only by what it overshot its capacity when full (its last entry) is kept
+            // whole: the mutable region held the same bytes
+            if b.bytes() > room && room < b.capacity() {
+                match Arc::get_mut(&mut b) {
+                    Some(only) => only.retain_newest(room),
+                    None => break,
+                }
+            }
+            room -= b.bytes().min(room);
+            if !b.is_empty() {
+                kept.push(b);
+            }
+        }
+        self.read_only = kept;
     }
 
     /// Installs a new version and records whether its level 1 lags the design.

@@ -102,6 +102,7 @@ impl Engine {
                 mem_writers: Arc::new(AtomicUsize::new(0)),
                 mem_first_wal,
                 frozen,
+                read_only: Vec::new(),
                 backlog: level1_backlog(design, &parts, &version),
                 version: Arc::new(version),
             }),

@@ -87,11 +87,17 @@ impl Inner {
             },
             None => None,
         };
-        let (mem, frozen, version) = self.state.read().snapshot();
+        let (mem, frozen, read_only, version) = {
+            let s = self.state.read();
+            let (mem, frozen, version) = s.snapshot();
+            (mem, frozen, s.read_only.clone(), version)
+        };
         if let Some((_, v)) = mem.get(key) {
             return Ok(v);
         }
-        for b in &frozen {
+        // the frozen buffers, then the hybrid log's read-only region: records already in the runs, newer
+        // than anything the runs hold for their keys unless a buffer above holds a newer one
+        for b in frozen.iter().chain(&read_only) {
             if let Some((_, v)) = b.get(key) {
                 return Ok(v);
             }

@@ -357,6 +357,10 @@ impl Inner {
                 first_wal: first,
             },
         );
+        // the frozen buffer takes its bytes from the read-only region's share of M_B
+        if self.parts.read_only_region {
+            s.fit_read_only(&self.design);
+        }
         drop(s);
         self.signal();
         // writers waiting for the full buffer to be frozen

@@ -33,6 +33,8 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
     btree.block_bytes = 1024;
     btree.file_bytes = 4 << 10;
 
+    // FASTER's hybrid log (the default log kind): flushed buffers stay in memory as its read-only region
+    // (random designs in `design_strategy` draw smaller mutable fractions)
     let mut lsh = Design::lsh_like(8 << 10, 1 << 20);
     lsh.block_bytes = 512;
     lsh.cache_bytes = 4 << 10;
@@ -46,12 +48,17 @@ pub fn shapes() -> Vec<(&'static str, Design)> {
     hybrid.block_bytes = 512;
     hybrid.file_bytes = 4 << 10;
 
+    // the LSH shape above keeps FASTER's hybrid log (its read-only region); this one appends only
+    let mut append_only = lsh.clone();
+    append_only.log = cosine_design::LogKind::AppendOnly;
+
     vec![
         ("rocksdb-like", rocks),
         ("tiered", tiered),
         ("btree-like", btree),
         ("lsh-like", lsh),
         ("hybrid", hybrid),
+        ("lsh-append-only", append_only),
     ]
 }
 
@@ -98,10 +105,16 @@ pub fn design_strategy() -> impl proptest::strategy::Strategy<Value = Design> {
                 d
             },
         );
-    let lsh = (1u64..8, 1u64..16, 0usize..3).prop_map(|(buf, fence, b)| {
+    // FASTER's hybrid log (its read-only region at several mutable fractions) or an append-only log
+    let lsh = (1u64..8, 1u64..16, 0usize..3, 0usize..4).prop_map(|(buf, fence, b, log)| {
         let mut d = Design::lsh_like(buf << 10, fence << 10);
         d.block_bytes = [256, 512, 1024][b];
         d.class = Some(DesignClass::Lsh);
+        if log == 0 {
+            d.log = cosine_design::LogKind::AppendOnly;
+        } else {
+            d.mutable_fraction = [0.5, 0.25, 0.1][log - 1];
+        }
         d
     });
     // an entry cache of none, a few entries (evicting all the time) or most of the keys
@@ -117,15 +130,23 @@ pub fn design_strategy() -> impl proptest::strategy::Strategy<Value = Design> {
 pub fn parts_strategy() -> impl proptest::strategy::Strategy<Value = cosine_engine::Parts> {
     use cosine_engine::parts::{BufferKind, IndexKind, Parts};
     use proptest::prelude::*;
-    (0usize..2, 0usize..2, 0usize..4, any::<bool>()).prop_map(|(b, i, f, wait)| Parts {
-        buffer: [BufferKind::Sorted, BufferKind::HashLog][b],
-        index: [IndexKind::Fences, IndexKind::Hash][i],
-        filter: [
-            None,
-            Some(FilterGranularity::File),
-            Some(FilterGranularity::Block),
-            Some(FilterGranularity::Run),
-        ][f],
-        wait_for_level1: wait,
-    })
+    (
+        0usize..2,
+        0usize..2,
+        0usize..4,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(b, i, f, wait, ro)| Parts {
+            buffer: [BufferKind::Sorted, BufferKind::HashLog][b],
+            index: [IndexKind::Fences, IndexKind::Hash][i],
+            filter: [
+                None,
+                Some(FilterGranularity::File),
+                Some(FilterGranularity::Block),
+                Some(FilterGranularity::Run),
+            ][f],
+            wait_for_level1: wait,
+            read_only_region: ro,
+        })
 }
