@@ -137,7 +137,11 @@ fn load_within_memory(buffer: u64, data_bytes: u64, allowance: usize) {
         engine.wait_for_compactions().unwrap();
         engine.close().unwrap();
         let peak = PEAK.load(Ordering::SeqCst) - base;
-        let bound = (budget as f64 * 1.1) as usize + allowance;
+        // a scan's cursors: a data block and an on-disk index block of every run it merges (an LSH log's
+        // dozens of runs each; priced by no design primitive, and the one transient that grows with the runs)
+        let runs: usize = stats.levels.iter().map(|l| l.runs).sum();
+        let cursors = runs * 2 * design.block_bytes as usize;
+        let bound = (budget as f64 * 1.1) as usize + allowance + cursors;
         eprintln!(
             "{name}: design memory {} KiB, data {} MiB on disk, peak heap {} KiB (bound {} KiB); buffers {} KiB, filters {} KiB, fences {} KiB",
             budget >> 10,
@@ -155,14 +159,16 @@ fn load_within_memory(buffer: u64, data_bytes: u64, allowance: usize) {
         );
         assert!(
             peak <= bound,
-            "{name}: peak heap {peak} B above the design's {budget} B x 1.1 + {allowance} B"
+            "{name}: peak heap {peak} B above the design's {budget} B x 1.1 + {allowance} B + {runs} runs' scan cursors"
         );
     }
 }
 
 /// At this small scale the allowance is 1 MiB, not 8 MiB: a far tighter bound than the issue's. Peaks here
-/// run 0.3-0.6 MiB above the designs' memory (1.3-2.0 MiB, three writers, a reopen); a third write buffer
-/// of M_B, or a second copy of the fences and filters through a compaction, fails it.
+/// run 0.3-0.6 MiB above the designs' memory (1.3-2.0 MiB, three writers, a reopen), about 1 MiB for the
+/// LSH shape with the hybrid log (its read-only region keeps M_B full, and a scan opens a cursor on each of
+/// its ~54 runs, which the bound adds); a third write buffer of M_B, or a second copy of the fences and
+/// filters through a compaction, fails it.
 #[test]
 fn every_shape_loads_ten_times_its_memory_within_it() {
     load_within_memory(1 << 20, 24 << 20, 1 << 20);
@@ -289,6 +295,9 @@ fn absent_keys_read_almost_nothing_when_hot_and_cold_run_counts_differ() {
 /// block in each of them (a held-out validate cell: 2.4 blocks per lookup where the model priced 0.8).
 #[test]
 fn the_levels_above_a_freshly_pushed_last_level_keep_their_filters() {
+    // not beside the three-writer loads: the tree this load leaves depends on how compaction keeps pace, and
+    // with the machine's cores taken by another test it missed the bound in 1 of 6 runs (0.11 blocks)
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let n = 30_000u64;
     let mut d = Design::tiered(12, 8 << 10, n * 23 / 8, 1 << 20);

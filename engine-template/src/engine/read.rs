@@ -87,21 +87,23 @@ impl Inner {
             },
             None => None,
         };
-        let (mem, frozen, read_only, version) = {
+        // the buffers are probed under the state's read lock (memory only, no I/O): no buffer's reference
+        // count is touched, which two threads' lookups would otherwise bounce between their cores
+        let version = {
             let s = self.state.read();
-            let (mem, frozen, version) = s.snapshot();
-            (mem, frozen, s.read_only.clone(), version)
-        };
-        if let Some((_, v)) = mem.get(key) {
-            return Ok(v);
-        }
-        // the frozen buffers, then the hybrid log's read-only region: records already in the runs, newer
-        // than anything the runs hold for their keys unless a buffer above holds a newer one
-        for b in frozen.iter().chain(&read_only) {
-            if let Some((_, v)) = b.get(key) {
+            if let Some((_, v)) = s.mem.get(key) {
                 return Ok(v);
             }
-        }
+            // the frozen buffers, then the hybrid log's read-only region: records already in the runs, newer
+            // than anything the runs hold for their keys unless a buffer above holds a newer one
+            let buffers = s.frozen.iter().map(|f| &f.buffer).chain(&s.read_only);
+            for b in buffers {
+                if let Some((_, v)) = b.get(key) {
+                    return Ok(v);
+                }
+            }
+            s.version.clone()
+        };
         let v = self.lookup(&[], &version, key)?;
         if let (Some(c), Some(t), Some(v), true) = (&self.cache, ticket, &v, fill) {
             c.fill(key, v, t);
