@@ -118,8 +118,10 @@ impl State {
     /// Shrinks the read-only region to what M_B leaves beside a full mutable region and the frozen buffers
     /// (`M_B − flush_bytes − frozen`), dropping its oldest records first: whole buffers, then the oldest
     /// entries of the boundary one. Runs when a buffer is frozen (it takes the region's bytes) and when a
-    /// flushed one joins the region. A buffer a reader or snapshot still shares cannot be trimmed in place;
-    /// it is dropped whole (its records are in the runs).
+    /// flushed one joins the region. The region stays a run of whole buffers, newest first, ending at most
+    /// at one trimmed buffer: it never keeps a record older than one it dropped (an older version would answer
+    /// for a key whose newer version went). A buffer a reader or snapshot still shares cannot be trimmed in
+    /// place; it and every older one are dropped (their records are in the runs).
     fn fit_read_only(&mut self, design: &Design) {
         let frozen: usize = self.frozen.iter().map(|f| f.buffer.bytes()).sum();
         let mut room = (design.read_only_bytes() as usize).saturating_sub(frozen);
@@ -135,11 +137,15 @@ impl State {
                     Some(only) => only.retain_newest(room),
                     None => break,
                 }
+                // the region ends at a trimmed buffer: an older buffer could hold an older version of a key
+                // whose newer one the trim dropped, and would answer for it
+                if !b.is_empty() {
+                    kept.push(b);
+                }
+                break;
             }
             room -= b.bytes().min(room);
-            if !b.is_empty() {
-                kept.push(b);
-            }
+            kept.push(b);
         }
         self.read_only = kept;
     }
