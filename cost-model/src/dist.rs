@@ -975,34 +975,30 @@ impl DistributionAware {
             } else {
                 0.0
             };
-            let (a0, a1) = match design.log {
-                LogKind::AppendOnly => (
-                    KeySpace::alpha(part, eb0),
-                    KeySpace::alpha(part, eb * t / k),
-                ),
+            // the chance the key is in memory
+            let a0 = match design.log {
+                LogKind::AppendOnly => KeySpace::alpha(part, eb0),
                 // our engine's hybrid log: the mutable region (the write buffer, updated in place, half full
                 // on average) and the read-only region, the newest e_ro flushed records kept in memory (the
                 // load's newest without writes)
                 LogKind::Hybrid if !q.lsh_calibrated => {
-                    let read_only = KeySpace::alpha(part, e_ro);
-                    (
-                        1.0 - (1.0 - KeySpace::alpha(part, eb0)) * (1.0 - read_only),
-                        KeySpace::alpha(part, eb * t / k),
-                    )
+                    1.0 - (1.0 - KeySpace::alpha(part, eb0)) * (1.0 - KeySpace::alpha(part, e_ro))
                 }
                 // the authors' code: a mutable tail of 0.9 of the log's memory and a read-only 0.1
                 LogKind::Hybrid => {
                     let mutable = KeySpace::alpha(part, 0.9 * eb);
                     let read_only = KeySpace::alpha(part, 0.1 * eb);
-                    (
-                        1.0 - (1.0 - mutable) * (1.0 - read_only),
-                        KeySpace::alpha(part, eb * t),
-                    )
+                    1.0 - (1.0 - mutable) * (1.0 - read_only)
                 }
             };
             let (on_disk, exists) = if q.lsh_calibrated {
-                // the authors' code: a key exists when it is in memory or in one of K full runs
-                let pi = exp_or_zero(k * (-a1).ln_1p());
+                // the authors' code: a key exists when it is in memory or in one of K full runs (of
+                // eb·T/K entries each for an append-only log, eb·T for the hybrid one)
+                let run = match design.log {
+                    LogKind::AppendOnly => eb * t / k,
+                    LogKind::Hybrid => eb * t,
+                };
+                let pi = exp_or_zero(k * (-KeySpace::alpha(part, run)).ln_1p());
                 ((1.0 - pi) * (1.0 - a0), 1.0 - pi * (1.0 - a0))
             } else {
                 // a looked-up key is one of the N the store holds (K full runs would hold far more: with
@@ -1046,12 +1042,8 @@ impl DistributionAware {
         if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
             // the newest keys are in the buffer (half full on average) and the hybrid log's read-only region;
             // any older one costs the one block its hash index points to
-            let in_buffer = if writes(workload) { eb / 2.0 } else { 0.0 };
-            let in_buffer = if q.lsh_calibrated {
-                in_buffer
-            } else {
-                in_buffer + e_ro
-            };
+            let in_buffer = if writes(workload) { eb / 2.0 } else { 0.0 }
+                + if q.lsh_calibrated { 0.0 } else { e_ro };
             lookup = 1.0 - harmonic(in_buffer.min(n), *theta) / harmonic(n, *theta);
             // a read's key is the r-th newest insert with Zipf probability: older than y writes when r is
             // above y's share of inserts

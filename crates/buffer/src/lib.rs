@@ -130,7 +130,7 @@ fn newest_cutoff(
     budget: usize,
     index: impl Fn(usize) -> usize,
 ) -> u64 {
-    sizes.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    sizes.sort_unstable_by_key(|&(seq, _)| std::cmp::Reverse(seq));
     let mut used = 0usize;
     let mut cutoff = u64::MAX;
     for (n, (seq, size)) in sizes.into_iter().enumerate() {

@@ -7,7 +7,7 @@ use crate::bench_cmd::load_workload;
 use anyhow::{bail, Result};
 use clap::Parser;
 use cosine_design::DesignClass;
-use cosine_validate::{class_designs, run_case, summary, CaseSpec};
+use cosine_validate::{class_designs, fixed_variants, run_case, summary, CaseSpec};
 use cosine_ycsb::CoreWorkload;
 use serde_json::{json, Value};
 
@@ -187,13 +187,11 @@ fn plot_fixed(a: &ValidateArgs, rows: &[Value], plot: &str) -> Result<()> {
             names.push(n);
         }
     }
-    let mut labels: Vec<String> = Vec::new();
-    for (c, _) in class_designs(a.memory) {
-        labels.push(c.to_string());
-        if c == DesignClass::Lsh {
-            labels.push(format!("{c} append-only"));
-        }
-    }
+    let labels: Vec<String> = class_designs(a.memory)
+        .iter()
+        .flat_map(|(c, d)| fixed_variants(*c, d))
+        .map(|(label, _)| label)
+        .collect();
     let series: Vec<(String, Vec<f64>)> = labels
         .iter()
         .map(|c| {

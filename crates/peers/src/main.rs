@@ -17,7 +17,6 @@ use cosine_ycsb::{run_phase, CalibrationStage, CoreWorkload, CosineStore, Ledger
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-/// Arguments.
 /// The engines that are ours, each running a design the search picks.
 const OURS: [&str; 4] = [
     "cosine",
@@ -26,6 +25,7 @@ const OURS: [&str; 4] = [
     "cosine-lsh-append-only",
 ];
 
+/// Arguments.
 #[derive(Parser, Debug)]
 #[command(
     name = "cosine-peers",
@@ -195,7 +195,7 @@ fn open(
     durable: bool,
 ) -> Result<Box<dyn Store>> {
     Ok(match engine {
-        "cosine" | "cosine-leveled" | "cosine-lsh" | "cosine-lsh-append-only" => {
+        e if OURS.contains(&e) => {
             let model = w.to_model();
             let phi = PhiLibrary::default();
             let cores = machine_cores();
@@ -204,20 +204,14 @@ fn open(
                 "cosine-leveled" => cosine_search::designs::best_leveled_lsm_for_machine(
                     &model, memory, cores, &phi,
                 ),
-                "cosine-lsh" => cosine_search::designs::lsh_for_machine(
-                    &model,
-                    memory,
-                    cores,
-                    &phi,
-                    LogKind::Hybrid,
-                ),
-                _ => cosine_search::designs::lsh_for_machine(
-                    &model,
-                    memory,
-                    cores,
-                    &phi,
-                    LogKind::AppendOnly,
-                ),
+                _ => {
+                    let log = if engine == "cosine-lsh" {
+                        LogKind::Hybrid
+                    } else {
+                        LogKind::AppendOnly
+                    };
+                    cosine_search::designs::lsh_for_machine(&model, memory, cores, &phi, log)
+                }
             }
             .ok_or_else(|| anyhow!("no {engine} design for {memory} bytes"))?;
             eprintln!(

@@ -91,6 +91,18 @@ pub fn random_design(rng: &mut StdRng, memory: u64) -> Design {
     d
 }
 
+/// The fixed cases of one class design, each with its label: the design itself, and for the LSH design also
+/// its append-only twin (the class design runs FASTER's hybrid log).
+pub fn fixed_variants(class: DesignClass, design: &Design) -> Vec<(String, Design)> {
+    let mut variants = vec![(class.to_string(), design.clone())];
+    if class == DesignClass::Lsh {
+        let mut append_only = design.clone();
+        append_only.log = LogKind::AppendOnly;
+        variants.push((format!("{class} append-only"), append_only));
+    }
+    variants
+}
+
 /// The cases of `spec`; `workloads(records)` gives the workloads at a scale.
 pub fn cases(
     spec: &CaseSpec,
@@ -137,16 +149,9 @@ pub fn cases(
             if !spec.classes.contains(&class) {
                 continue;
             }
-            // the LSH design runs with both log kinds: the hybrid log (its default) and an append-only one
-            let mut kinds = vec![(format!("fixed {class}"), d.clone())];
-            if class == DesignClass::Lsh {
-                let mut append_only = d.clone();
-                append_only.log = LogKind::AppendOnly;
-                kinds.push((format!("fixed {class} append-only"), append_only));
-            }
             for w in workloads(spec.records)? {
-                for (label, d) in &kinds {
-                    designs.push((label.clone(), d.clone(), w.clone()));
+                for (label, d) in fixed_variants(class, &d) {
+                    designs.push((format!("fixed {label}"), d, w.clone()));
                 }
             }
         }

@@ -15,7 +15,7 @@ mod harness;
 mod report;
 
 pub use calibrate::calibrate_engine;
-pub use cases::{cases, random_design, Case, CaseSpec};
+pub use cases::{cases, fixed_variants, random_design, Case, CaseSpec};
 pub use harness::{class_designs, run_bench, searched_design, NoProgress, Progress, Run, RunSpec};
 pub use report::{accuracy, compare, rescore, run_case, summary, Measured, VALIDATE_SLICES};
 
