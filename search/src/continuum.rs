@@ -209,7 +209,22 @@ struct Ctx<'a> {
     opts: &'a SearchOptions,
     designs: &'a AtomicUsize,
     memo: &'a EvalMemo,
+    shards: &'a ShardMemo,
 }
+
+/// What a shard's design search depends on within one provider's search: the VM type, the shard's entries and
+/// IOPS (floats by their bits), and the shapes searched (None: all). Mixes of two types often give one type the
+/// same shard (the same total memory from different counts), and a mix is often tried again and again.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct ShardKey {
+    vm: usize,
+    entries: u64,
+    iops: u64,
+    shapes: Option<Vec<Shape>>,
+}
+
+/// Shard searches done for one provider's configurations, by [`ShardKey`].
+type ShardMemo = parking_lot::Mutex<rustc_hash::FxHashMap<ShardKey, Option<Scored>>>;
 
 impl Ctx<'_> {
     fn shard(&self, vm: usize, entries: f64, iops: f64) -> Shard<'_> {
@@ -288,11 +303,7 @@ impl Ctx<'_> {
             let (i, c) = counts[k];
             let vm = &self.provider.vms[i];
             let entries = self.workload.entries as f64 * vm.memory_bytes as f64 / total_mem;
-            let shard = self.shard(i, entries, q.iops_per_vm[k]);
-            let scored = match shapes.get(k).and_then(Option::as_ref) {
-                Some(few) => shard.best_among(few),
-                None => shard.best(),
-            }?;
+            let scored = self.shard_best(i, entries, q.iops_per_vm[k], shapes.get(k))?;
             latency = latency.max(scored.latency_s);
             if latency >= limit {
                 return None;
@@ -327,6 +338,34 @@ impl Ctx<'_> {
 }
 
 impl Ctx<'_> {
+    /// The best design for a shard of `entries` on a VM of type `i` with `iops`, among `shapes` (None or
+    /// `Some(None)`: every shape), searched once per provider.
+    fn shard_best(
+        &self,
+        i: usize,
+        entries: f64,
+        iops: f64,
+        shapes: Option<&Option<Vec<Shape>>>,
+    ) -> Option<Scored> {
+        let shapes = shapes.and_then(Option::as_ref);
+        let key = ShardKey {
+            vm: i,
+            entries: entries.to_bits(),
+            iops: iops.to_bits(),
+            shapes: shapes.cloned(),
+        };
+        if let Some(s) = self.shards.lock().get(&key) {
+            return s.clone();
+        }
+        let shard = self.shard(i, entries, iops);
+        let found = match shapes {
+            Some(few) => shard.best_among(few),
+            None => shard.best(),
+        };
+        self.shards.lock().insert(key, found.clone());
+        found
+    }
+
     /// The `n` fastest shapes of the whole design grid of `count` VMs of type `i` (None when that configuration
     /// is priced outside the cost range).
     fn top_shapes(&self, i: usize, count: u32, n: usize) -> Option<Vec<Shape>> {
@@ -433,6 +472,7 @@ fn baseline_frontier_in(
             opts,
             designs: &designs,
             memo,
+            shards: &ShardMemo::default(),
         };
         let configs: Vec<Config> = undominated(provider)
             .par_iter()
@@ -510,6 +550,7 @@ fn provider_configs_in(
         opts,
         designs: &designs,
         memo,
+        shards: &ShardMemo::default(),
     };
     let types = undominated(provider);
     counts.vm_types += types.len();
@@ -687,6 +728,7 @@ fn warm_anchor_grids(
             opts,
             designs: &designs,
             memo,
+            shards: &ShardMemo::default(),
         }
         .warm(i, c)
     });
@@ -933,6 +975,7 @@ mod exhaustive {
             opts,
             designs: &designs,
             memo: &memo,
+            shards: &ShardMemo::default(),
         };
         let types = undominated(provider);
         let mut all = Vec::new();
