@@ -679,11 +679,18 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             if tree.resident[i] <= 0.0 {
                 cost += idx * reach[i] * -scaled(tree.runs[i], la[i]).exp_m1() / q;
             } else {
+                // Σ_r cold(r)·reach·e^{(r−1)λ}·hit over the runs with a cold share (the first after the
+                // resident ones on), e^{(r−1)λ} by products of e^λ
                 let hit = -la[i].exp_m1();
-                for r in 1..=runs {
-                    let first = reach[i] * exp_or_zero(scaled((r - 1) as f64, la[i])) * hit;
-                    cost += idx * tree.cold(i, r as f64) * first / q;
+                let step = exp_or_zero(la[i]);
+                let first_cold = (tree.resident[i].floor() as u64 + 1).max(1);
+                let mut chance = exp_or_zero(scaled((first_cold - 1) as f64, la[i]));
+                let mut sum = 0.0;
+                for r in first_cold..=runs {
+                    sum += tree.cold(i, r as f64) * chance;
+                    chance *= step;
                 }
+                cost += idx * reach[i] * hit * sum / q;
             }
         }
         if !spans[i] {
@@ -698,12 +705,17 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
         let level = if uniform {
             level_p * level_pass_uniform(reach[i], one[i], every[i], below[i], runs)
         } else {
+            // Σ_r pass(r)·e^{before_r}·(1 − e^{after_r}·below) with before_r = ln ā_0 + prefix + rλ and
+            // after_r = (R − r)λ: e^{before_r} by products of e^λ, and e^{before_r + after_r} is the same
+            // for every run
+            let start = la[0] + prefix[i];
+            let step = exp_or_zero(la[i]);
+            let through = exp_or_zero(start + scaled(runs as f64, la[i])) * below[i];
+            let mut before = exp_or_zero(start) * step;
             let mut level = 0.0;
             for r in 1..=runs {
-                let p = tree.pass(i, r as f64);
-                let before = la[0] + prefix[i] + scaled(r as f64, la[i]);
-                let after = scaled((runs - r) as f64, la[i]);
-                level += p * exp_or_zero(before) * (1.0 - exp_or_zero(after) * below[i]);
+                level += tree.pass(i, r as f64) * (before - through);
+                before *= step;
             }
             level
         };
