@@ -691,7 +691,12 @@ impl Shard<'_> {
         let flush = (m_b / cosine_design::Design::WRITE_BUFFERS).max(1);
         let t = ((shape.entries * shape.entry_bytes / flush as f64).ceil() as u64).max(2);
         let t = t.max(shape.entries_per_block as u64 + 1);
-        Some(base_design(t, t - 1, t - 1, self.block_bytes, m_b, 0, m_fp))
+        // the class recorded: without it the engine (and so the model) would take a T at or below the entries
+        // of ASSUMED_ENTRY_BYTES a block for a B-tree's fanout, and price T − 1 unfiltered runs a level
+        Some(with_class_defaults(
+            base_design(t, t - 1, t - 1, self.block_bytes, m_b, 0, m_fp),
+            DesignClass::Lsh,
+        ))
     }
 
     /// A fixed system's design on this VM (Cosine Section 7 baselines, MODEL.md §7), or None when it cannot run
@@ -1024,6 +1029,23 @@ mod tests {
             "{} after {priced}",
             memo.priced()
         );
+    }
+
+    #[test]
+    fn the_lsh_design_runs_and_is_priced_as_an_lsh_whatever_its_size_ratio() {
+        // 1.25e9 entries of 1 KiB in 32 GiB: T = 117, at or below the 128 entries of ASSUMED_ENTRY_BYTES a
+        // 16 KiB block, where a design without a recorded class runs as a B-tree with 116 unfiltered runs a
+        // level (priced at 12 I/Os a lookup before the class was recorded)
+        let phi = PhiLibrary::default();
+        let mut w = named_workload("ycsb-a").unwrap();
+        w.entries = 1_250_000_000;
+        let s = shard(w, &phi, 32 << 30);
+        let d = s.lsh_design().unwrap();
+        assert!(d.size_ratio <= 16 * 1024 / cosine_design::ASSUMED_ENTRY_BYTES);
+        assert!(d.runs_as_lsh());
+        let scored = s.score(d).unwrap();
+        assert_eq!(scored.class, DesignClass::Lsh);
+        assert!(scored.io_per_op < 1.0, "{}", scored.io_per_op);
     }
 
     #[test]
