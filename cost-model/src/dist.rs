@@ -677,7 +677,13 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
         if idx > 0.0 {
             // the run that holds the key is reached through its on-disk index block too, when it is cold
             if tree.resident[i] <= 0.0 {
-                cost += idx * reach[i] * -scaled(tree.runs[i], la[i]).exp_m1() / q;
+                // e^{runs·λ} − 1 is `every` when the runs are whole
+                let all = if tree.runs[i].trunc() == tree.runs[i] {
+                    every[i]
+                } else {
+                    scaled(tree.runs[i], la[i]).exp_m1()
+                };
+                cost += idx * reach[i] * -all / q;
             } else {
                 // Σ_r cold(r)·reach·e^{(r−1)λ}·hit over the runs with a cold share (the first after the
                 // resident ones on), e^{(r−1)λ} by products of e^λ

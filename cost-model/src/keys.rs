@@ -2,6 +2,8 @@
 //! probability that a write (put) and a read (get) targets it (Cosine Section 3, MODEL.md §2.1, §8.4).
 
 use cosine_design::{KeyDistribution, Workload};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 
 /// Default ratio of key universe to entries for uniform keys (the authors' code: U = 10^14 for N = 10^12).
 pub const DEFAULT_UNIVERSE_RATIO: f64 = 100.0;
@@ -374,6 +376,46 @@ pub fn coupon_collector(u: f64, n: f64) -> f64 {
 /// Σ_j U_j (1 − (1 − p_j/U_j)^w) = n (the k-partition generalisation of the coupon collector); None if
 /// the universe has fewer than `n` keys that writes can reach.
 pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
+    FILLS.with(|cell| {
+        let mut spaces = cell.borrow_mut();
+        match spaces.iter().position(|(p, _)| p.as_slice() == parts) {
+            Some(0) => {}
+            Some(i) => {
+                let space = spaces.remove(i);
+                spaces.insert(0, space);
+            }
+            None => {
+                spaces.truncate(FILL_SPACES - 1);
+                spaces.insert(0, (parts.to_vec(), FxHashMap::default()));
+            }
+        }
+        let solved = &mut spaces[0].1;
+        if let Some(&w) = solved.get(&n.to_bits()) {
+            return w;
+        }
+        let w = solve_writes_to_fill(parts, n);
+        if solved.len() >= FILL_SOLUTIONS {
+            solved.clear();
+        }
+        solved.insert(n.to_bits(), w);
+        w
+    })
+}
+
+thread_local! {
+    /// [`writes_to_fill`]'s solutions on this thread for the key spaces it solved last, most recent first (a
+    /// search prices thousands of designs on one key space, and their buffers and levels share sizes): the
+    /// parts themselves are the key, compared whole, so a solution is only ever reused for the same parts and n.
+    static FILLS: RefCell<Vec<(Vec<KeyPart>, FxHashMap<u64, Option<f64>>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Key spaces whose [`writes_to_fill`] solutions a thread keeps.
+const FILL_SPACES: usize = 8;
+/// Solutions kept for one key space (all are dropped when it fills up).
+const FILL_SOLUTIONS: usize = 1 << 14;
+
+/// [`writes_to_fill`] solved by Newton's method.
+fn solve_writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
     let reachable: f64 = parts
         .iter()
         .filter(|p| p.put > 0.0)
@@ -610,6 +652,35 @@ mod tests {
         let fresh = [KeyPart::new(f64::INFINITY, 1.0, 0.0, AlphaForm::Linear)];
         assert_eq!(distinct_after(&fresh, 1234.0), 1234.0);
         assert_eq!(distinct_after(&fresh, 0.0), 0.0);
+    }
+
+    #[test]
+    fn writes_to_fill_answers_each_key_space_its_own_solution() {
+        // the thread's kept solutions are keyed by the parts themselves: spaces that differ in one field, asked
+        // in turn for the same n (more spaces than are kept), each get what solving them afresh gives
+        let spaces: Vec<Vec<KeyPart>> = (0..(FILL_SPACES + 3))
+            .map(|i| {
+                vec![
+                    KeyPart::new(1e3 * (i + 1) as f64, 0.6, 0.5, AlphaForm::Exact),
+                    KeyPart::new(1e6, 0.4, 0.5, AlphaForm::Exact),
+                ]
+            })
+            .collect();
+        for round in 0..3 {
+            for (i, p) in spaces.iter().enumerate() {
+                for n in [10.0, 1e3, 5e4 + round as f64] {
+                    assert_eq!(
+                        writes_to_fill(p, n),
+                        solve_writes_to_fill(p, n),
+                        "space {i}, n {n}"
+                    );
+                }
+            }
+        }
+        assert_ne!(
+            writes_to_fill(&spaces[0], 1e3),
+            writes_to_fill(&spaces[1], 1e3)
+        );
     }
 
     #[test]
