@@ -406,8 +406,11 @@ thread_local! {
     /// [`writes_to_fill`]'s solutions on this thread for the key spaces it solved last, most recent first (a
     /// search prices thousands of designs on one key space, and their buffers and levels share sizes): the
     /// parts themselves are the key, compared whole, so a solution is only ever reused for the same parts and n.
-    static FILLS: RefCell<Vec<(Vec<KeyPart>, FxHashMap<u64, Option<f64>>)>> = const { RefCell::new(Vec::new()) };
+    static FILLS: RefCell<Vec<SolvedSpace>> = const { RefCell::new(Vec::new()) };
 }
+
+/// A key space's parts and the [`writes_to_fill`] solutions found for it, by n's bits.
+type SolvedSpace = (Vec<KeyPart>, FxHashMap<u64, Option<f64>>);
 
 /// Key spaces whose [`writes_to_fill`] solutions a thread keeps.
 const FILL_SPACES: usize = 8;

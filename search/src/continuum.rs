@@ -250,6 +250,7 @@ impl Ctx<'_> {
             epsilon: self.opts.epsilon,
             system_phi: None,
             quirks: cosine_cost_model::ReferenceQuirks::NONE,
+            lsh_record_reads: 1.0,
             scored: Some(self.designs),
             memo: Some(self.memo),
         }
@@ -416,6 +417,7 @@ impl Ctx<'_> {
         let mut shard = self.shard(i, entries, q.iops_per_vm[0]);
         shard.system_phi = self.phi.get(system.phi_key());
         shard.quirks = system.model_quirks();
+        shard.lsh_record_reads = system.lsh_record_reads();
         let design = shard.baseline_design(system)?;
         let scored = shard.score(design)?;
         let latency = scored.latency_s;
