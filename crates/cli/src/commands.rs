@@ -43,8 +43,34 @@ enum Command {
     Validate(crate::validate_cmd::ValidateArgs),
     /// Algorithm 1: learns phi per design class and operation type on this machine.
     Calibrate(crate::bench_cmd::CalibrateArgs),
+    /// Writes a design in another engine's terms: `cosine export rocksdb` (a RocksDB OPTIONS file).
+    #[command(subcommand)]
+    Export(ExportCommand),
     /// Lists the named workloads.
     Workloads,
+}
+
+#[derive(Subcommand, Debug)]
+enum ExportCommand {
+    /// A RocksDB 7.x OPTIONS file for an LSM-class design (leveled or, approximately, universal compaction;
+    /// B-tree-like, LSH and hybrid designs are refused).
+    Rocksdb(ExportRocksdbArgs),
+}
+
+#[derive(Parser, Debug)]
+struct ExportRocksdbArgs {
+    /// The design.json file.
+    #[arg(long)]
+    design: String,
+    /// Entries the database will hold (the Bloom filters' bits per key are M_BF over them).
+    #[arg(long)]
+    entries: u64,
+    /// Bytes of one entry, key and value (sets how many levels RocksDB keeps room for).
+    #[arg(long, default_value_t = 1024)]
+    entry_bytes: u64,
+    /// Where to write the OPTIONS file ("-": standard output).
+    #[arg(long, default_value = "-")]
+    out: String,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -198,6 +224,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => crate::bench_cmd::bench(a),
         Command::Validate(a) => crate::validate_cmd::validate(a),
         Command::Calibrate(a) => crate::bench_cmd::calibrate(a),
+        Command::Export(ExportCommand::Rocksdb(a)) => export_rocksdb(a),
         Command::Workloads => {
             for n in workload_names() {
                 let w = named_workload(&n)?;
@@ -206,6 +233,22 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn export_rocksdb(a: ExportRocksdbArgs) -> Result<()> {
+    let design = cosine_design::load_design(&a.design)?;
+    let o = cosine_design::rocksdb::RocksDbOptions::for_design(&design, a.entries, a.entry_bytes)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.design))?;
+    let text = o.options_file();
+    if a.out == "-" {
+        print!("{text}");
+    } else {
+        std::fs::write(&a.out, text).with_context(|| format!("writing {}", a.out))?;
+        for n in &o.notes {
+            eprintln!("approximate: {n}");
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn describe_mix(w: &Workload) -> String {

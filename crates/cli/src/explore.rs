@@ -8,7 +8,9 @@
 //!   design's; searches are cached by everything but the budget, so moving the budget answers at once;
 //! - `POST /api/compare`: `cosine compare --json`'s rows, from the same cache;
 //! - `POST /api/cost`: `cosine cost --json` for a design on a workload (the page draws a design's levels);
-//! - `POST /api/deployment`: a configuration of the frontier as deployment.json.
+//! - `POST /api/deployment`: a configuration of the frontier as deployment.json;
+//! - `POST /api/rocksdb-options`: `cosine export rocksdb` for a design (`design`, `entries`, `entry_bytes`):
+//!   the OPTIONS file's text and the notes where the mapping is approximate.
 //!
 //! An error is the command line's one-line message, with the request field it belongs to.
 
@@ -198,6 +200,7 @@ impl SearchRequest {
             max_vms,
             phi: app.phi.clone(),
             design_out: None,
+            rocksdb_options_out: None,
             deployment_out: None,
             plot: None,
             latency_target: self.latency_target,
@@ -461,6 +464,49 @@ async fn api_deployment(body: Bytes) -> ApiResult {
     ))
 }
 
+/// The body of `/api/rocksdb-options`: a design and the data it holds.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RocksDbRequest {
+    design: Value,
+    entries: f64,
+    entry_bytes: f64,
+}
+
+async fn api_rocksdb_options(body: Bytes) -> ApiResult {
+    let req: RocksDbRequest = parse(&body)?;
+    let design =
+        Design::from_json(&req.design.to_string()).map_err(|e| ApiError::bad("design", e))?;
+    let whole = |x: f64| x.is_finite() && x >= 1.0 && x.fract() == 0.0;
+    if !whole(req.entries) {
+        return Err(ApiError::bad(
+            "entries",
+            format!(
+                "--entries must be a positive whole number, got {}",
+                req.entries
+            ),
+        ));
+    }
+    if !whole(req.entry_bytes) {
+        return Err(ApiError::bad(
+            "entry_bytes",
+            format!(
+                "--entry-bytes must be a positive whole number, got {}",
+                req.entry_bytes
+            ),
+        ));
+    }
+    let o = cosine_design::rocksdb::RocksDbOptions::for_design(
+        &design,
+        req.entries as u64,
+        req.entry_bytes as u64,
+    )
+    .map_err(|e| ApiError::bad("design", e))?;
+    Ok(Json(
+        json!({ "options": o.options_file(), "notes": o.notes }),
+    ))
+}
+
 async fn page() -> Html<&'static str> {
     Html(PAGE)
 }
@@ -475,6 +521,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/api/compare", post(api_compare))
         .route("/api/cost", post(api_cost))
         .route("/api/deployment", post(api_deployment))
+        .route("/api/rocksdb-options", post(api_rocksdb_options))
         // a dropped file or a configuration: a few megabytes at most
         .layer(DefaultBodyLimit::max(4 << 20))
         .with_state(app)

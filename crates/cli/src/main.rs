@@ -35,11 +35,14 @@ fn main() {
         Err(e) => {
             // clap's message without its "For more information" trailer: one line.
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
             let first = first.trim_start_matches("error: ");
+            // "the following required arguments were not provided:" names them on the next line
+            let first = match (first.ends_with(':'), lines.next()) {
+                (true, Some(next)) => format!("{first} {next}"),
+                _ => first.to_string(),
+            };
             eprintln!("error: {first} (see cosine --help)");
             std::process::exit(2);
         }

@@ -56,6 +56,10 @@ pub struct SearchArgs {
     /// Write the best configuration as deployment.json (one shard per VM) for `cosine generate --deployment`.
     #[arg(long)]
     pub(crate) deployment_out: Option<String>,
+    /// Write the best configuration's design (of its first VM type) as a RocksDB 7.x OPTIONS file, for its
+    /// entries per VM; refused (exit 2) when that design is not LSM-class.
+    #[arg(long)]
+    pub(crate) rocksdb_options_out: Option<String>,
     /// Draw the frontier, with the fixed designs, as an SVG.
     #[arg(long)]
     pub(crate) plot: Option<String>,
@@ -251,6 +255,19 @@ pub fn run(a: SearchArgs) -> Result<()> {
             .ok_or_else(|| anyhow!("no configuration fits the budget: no design to write"))?;
         std::fs::write(path, best.parts[0].design.design.to_json() + "\n")
             .with_context(|| format!("writing {path}"))?;
+    }
+    if let Some(path) = &a.rocksdb_options_out {
+        let best = r.best.as_ref().ok_or_else(|| {
+            anyhow!("no configuration fits the budget: no design to write RocksDB options for")
+        })?;
+        let part = &best.parts[0];
+        let o = cosine_design::rocksdb::RocksDbOptions::for_design(
+            &part.design.design,
+            part.entries_per_vm,
+            workload.entry_bytes(),
+        )
+        .map_err(|e| anyhow!("--rocksdb-options-out: the best configuration's {e}"))?;
+        std::fs::write(path, o.options_file()).with_context(|| format!("writing {path}"))?;
     }
     if let Some(path) = &a.deployment_out {
         let best = r

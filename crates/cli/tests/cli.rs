@@ -607,3 +607,109 @@ fn tiny_bench_validate_and_calibrate() {
     fails_with(&["bench", "--engine", "rocksdb"], "peers");
     fails_with(&["bench", "--workload", "ycsb-q"], "unknown ycsb workload");
 }
+
+#[test]
+fn export_rocksdb_writes_an_options_file_and_refuses_what_rocksdb_cannot_run() {
+    // to standard output: the sections RocksDB's loader needs (the round trip through RocksDB itself is
+    // cosine-peers' test), the notes where the mapping is approximate as comments
+    let out = cosine(&[
+        "export",
+        "rocksdb",
+        "--design",
+        &example("design-lsm.json"),
+        "--entries",
+        "100000000",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "[Version]",
+        "[DBOptions]",
+        "[CFOptions \"default\"]",
+        "[TableOptions/BlockBasedTable \"default\"]",
+        "  compaction_style=kCompactionStyleLevel",
+        "  compression=kNoCompression",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+    }
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("# approximate: Bloom filters")));
+    // B-tree-like, LSH and hybrid designs: one line, exit 2
+    for name in ["design-btree.json", "design-lsh.json", "design-hybrid.json"] {
+        fails_with(
+            &[
+                "export",
+                "rocksdb",
+                "--design",
+                &example(name),
+                "--entries",
+                "1000",
+            ],
+            "no RocksDB equivalent",
+        );
+    }
+    fails_with(
+        &["export", "rocksdb", "--design", &example("design-lsm.json")],
+        "--entries",
+    );
+    fails_with(
+        &[
+            "export",
+            "rocksdb",
+            "--design",
+            &example("design-lsm.json"),
+            "--entries",
+            "0",
+        ],
+        "at least 1",
+    );
+    // from the search: the best configuration's design, for its entries per VM
+    let dir = std::env::temp_dir().join(format!("cosine-export-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let options = dir.join("OPTIONS-000001");
+    let search = |workload: &str, entries: &str| {
+        cosine(&[
+            "search",
+            "--budget",
+            "3000",
+            "--workload",
+            workload,
+            "--providers",
+            "aws",
+            "--max-vms",
+            "4",
+            "--entries",
+            entries,
+            "--json",
+            "--rocksdb-options-out",
+            options.to_str().unwrap(),
+        ])
+    };
+    let v = json(&search("ycsb-c", "10000000000"));
+    assert_eq!(v["best"]["parts"][0]["design"]["class"], "lsm");
+    let text = std::fs::read_to_string(&options).unwrap();
+    let t = v["best"]["parts"][0]["design"]["design"]["size_ratio"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        text.contains(&format!("max_bytes_for_level_multiplier={t}.000000"))
+            || text.contains(&format!("max_merge_width={t};")),
+        "{text}"
+    );
+    // a B-tree-like pick: refused, one line
+    let _ = std::fs::remove_file(&options);
+    let out = search("ycsb-c", "100000000");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("btree design has no RocksDB equivalent"),
+        "{err}"
+    );
+    assert!(!options.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

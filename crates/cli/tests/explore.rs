@@ -169,6 +169,44 @@ fn the_api_answers_searches_from_its_cache_and_names_the_field_of_each_error() {
         .map(|p| p["count"].as_u64().unwrap())
         .sum();
     assert_eq!(d["shards"].as_array().unwrap().len() as u64, vms);
+    // the chosen design as a RocksDB OPTIONS file: an LSM design's text, a B-tree's one-line refusal
+    let lsm: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/design-lsm.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let (status, o) = post(
+        &url,
+        "/api/rocksdb-options",
+        &json!({"design": lsm, "entries": 100_000_000, "entry_bytes": 1024}),
+    );
+    assert_eq!(status, 200, "{o}");
+    assert!(o["options"]
+        .as_str()
+        .unwrap()
+        .contains("compaction_style=kCompactionStyleLevel"));
+    assert!(!o["notes"].as_array().unwrap().is_empty());
+    let mut btree = lsm.clone();
+    btree["filter_bytes"] = json!(0);
+    btree["class"] = json!("btree");
+    let (status, e) = post(
+        &url,
+        "/api/rocksdb-options",
+        &json!({"design": btree, "entries": 1000, "entry_bytes": 1024}),
+    );
+    assert_eq!((status, e["field"].as_str()), (400, Some("design")), "{e}");
+    assert!(e["error"]
+        .as_str()
+        .unwrap()
+        .contains("no RocksDB equivalent"));
+    let (status, e) = post(
+        &url,
+        "/api/rocksdb-options",
+        &json!({"design": lsm, "entries": 0, "entry_bytes": 1024}),
+    );
+    assert_eq!((status, e["field"].as_str()), (400, Some("entries")), "{e}");
     let (status, c) = post(
         &url,
         "/api/compare",
@@ -282,6 +320,19 @@ fn the_page_follows_the_budget_and_the_workload_in_a_real_browser() {
         );
         assert_eq!(js(&c, "return !!document.getElementById('ring-chosen')").await, json!(true));
         let first = text("chosen").await;
+        // the RocksDB OPTIONS download: a design RocksDB cannot run is refused beside the request
+        let class = js(&c, "return last.best.parts[0].design.class").await;
+        js(&c, "document.getElementById('dl-rocksdb').click(); return true").await;
+        if class == json!("lsm") {
+            until(&c, "return window.downloaded === 'OPTIONS'", "the OPTIONS file").await;
+        } else {
+            until(
+                &c,
+                "return document.getElementById('err-request').textContent.includes('no RocksDB equivalent')",
+                "the OPTIONS refusal",
+            )
+            .await;
+        }
         // less money: another configuration
         set(&c, "budget", "1500").await;
         let cheaper = text("chosen").await;

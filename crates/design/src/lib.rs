@@ -9,6 +9,7 @@
 pub mod design;
 pub mod error;
 pub mod named;
+pub mod rocksdb;
 pub mod shape;
 pub mod vm;
 pub mod workload;

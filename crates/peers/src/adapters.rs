@@ -912,6 +912,102 @@ pub mod wt {
 mod tests {
     use super::*;
 
+    /// `cosine export rocksdb`'s OPTIONS file is what RocksDB's own loader reads, and a database opened with the
+    /// loaded options writes the same settings back in the OPTIONS file it keeps.
+    #[test]
+    fn an_exported_options_file_loads_and_rocksdb_writes_its_settings_back() {
+        use cosine_design::rocksdb::RocksDbOptions;
+        // 10 bits per key, and 9.6 (M_BF over N need not be whole)
+        for (t, k, filters, bits) in [
+            (10u64, 1u64, 12_500_000u64, "10"),
+            (6, 5, 12_500_000, "10"),
+            (10, 1, 12_000_000, "9.6"),
+        ] {
+            let mut d = cosine_design::Design::rocksdb_like(64 << 20, filters, 4 << 20);
+            d.class = Some(cosine_design::DesignClass::Lsm);
+            d.size_ratio = t;
+            d.hot_runs = k;
+            d.cold_runs = k;
+            let o = RocksDbOptions::for_design(&d, 10_000_000, 1024).unwrap();
+            let root = std::env::temp_dir().join(format!(
+                "cosine-rocksdb-options-{}-{t}-{k}-{bits}",
+                std::process::id()
+            ));
+            let _ = std::fs::remove_dir_all(&root);
+            let (exported, db_dir) = (root.join("exported"), root.join("db"));
+            std::fs::create_dir_all(&exported).unwrap();
+            std::fs::write(exported.join("OPTIONS-000001"), o.options_file()).unwrap();
+            // strict: an option RocksDB does not know is an error
+            let (mut opts, cfs) = rocksdb::Options::load_latest(
+                &exported,
+                rocksdb::Env::new().unwrap(),
+                false,
+                rocksdb::Cache::new_lru_cache(8 << 20).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(cfs.len(), 1);
+            opts.create_if_missing(true);
+            let db = rocksdb::DB::open_cf_descriptors(&opts, &db_dir, cfs).unwrap();
+            db.put(b"key", b"value").unwrap();
+            assert_eq!(db.get(b"key").unwrap().as_deref(), Some(&b"value"[..]));
+            drop(db);
+            let mut written: Vec<std::path::PathBuf> = std::fs::read_dir(&db_dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("OPTIONS-"))
+                })
+                .collect();
+            written.sort();
+            let text = std::fs::read_to_string(written.last().unwrap()).unwrap();
+            let has = |line: &str| text.lines().any(|l| l.trim() == line);
+            let style = if k == 1 {
+                "compaction_style=kCompactionStyleLevel"
+            } else {
+                "compaction_style=kCompactionStyleUniversal"
+            };
+            let leveled = if k == 1 {
+                vec![
+                    format!("max_bytes_for_level_multiplier={t}.000000"),
+                    format!("max_bytes_for_level_base={}", t * (32 << 20)),
+                ]
+            } else {
+                // RocksDB writes the universal options as a map in an order of its own
+                let universal = text
+                    .lines()
+                    .find_map(|l| l.trim().strip_prefix("compaction_options_universal="))
+                    .unwrap_or_default();
+                for field in [
+                    format!("max_merge_width={t};"),
+                    "min_merge_width=2;".into(),
+                    "size_ratio=1;".into(),
+                ] {
+                    assert!(universal.contains(&field), "{field} not in {universal}");
+                }
+                Vec::new()
+            };
+            for line in leveled.into_iter().chain([
+                format!("write_buffer_size={}", 32 << 20),
+                "max_write_buffer_number=2".to_string(),
+                format!("db_write_buffer_size={}", 64 << 20),
+                style.to_string(),
+                format!(
+                    "level0_file_num_compaction_trigger={}",
+                    o.level0_file_num_compaction_trigger
+                ),
+                format!("target_file_size_base={}", d.file_bytes),
+                "block_size=4096".to_string(),
+                format!("filter_policy=bloomfilter:{bits}:false"),
+                "cache_index_and_filter_blocks=false".to_string(),
+                "compression=kNoCompression".to_string(),
+            ]) {
+                assert!(has(&line), "{line} not in RocksDB's OPTIONS file:\n{text}");
+            }
+            let _ = std::fs::remove_dir_all(&root);
+        }
+    }
+
     /// Every peer stores, reads back, scans in key order and read-modify-writes.
     #[test]
     fn every_peer_round_trips() {
