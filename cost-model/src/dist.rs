@@ -67,32 +67,52 @@ impl Default for Calibration {
 }
 
 /// The distribution-aware I/O model.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DistributionAware {
     /// Which reference-code quirks to reproduce (none by default).
     pub quirks: ReferenceQuirks,
     /// Empirical constants.
     pub calibration: Calibration,
-    /// Device reads an LSH lookup makes for a record on disk (fixed model): 1 for our engine, which reads the
-    /// block its hash index points to; 2 for FASTER ([`FASTER_RECORD_READS`]).
-    pub lsh_record_reads: f64,
+    /// The engine that runs an LSH design (fixed model): ours, or FASTER for the search's FASTER baseline.
+    pub lsh_engine: LshEngine,
 }
 
-impl Default for DistributionAware {
-    fn default() -> Self {
-        DistributionAware {
-            quirks: ReferenceQuirks::NONE,
-            calibration: Calibration::default(),
-            lsh_record_reads: 1.0,
+/// The engine that runs an LSH-class design, where the two differ in what the model prices: how a lookup reads
+/// a record on disk, what the log keeps in memory, and how a scan and a write are served.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LshEngine {
+    /// Our engine: a lookup reads the block its hash index points to; the write buffer (the hybrid log's
+    /// mutable region) holds the workload's writes and the read-only region the newest flushed records; a scan
+    /// seeks every run; writes are flushed and merged.
+    #[default]
+    Cosine,
+    /// FASTER (Microsoft's hybrid log): a lookup that leaves memory reads the record's header first
+    /// (`MinIoRequestSize`, one sector), then the rest of the record when it runs past that sector
+    /// (`AsyncGetFromDiskCallback` in faster.h; a YCSB-C run under strace: 25,511 reads of 512 B and 25,511 of
+    /// 1,536 B for 1 KB records); its in-memory log pages are always full of the newest records, the load's
+    /// until writes replace them; its hash index is in memory, so a miss reads nothing; it has no ordered
+    /// scan, so a scan of s keys is s lookups (the authors' pricing too); a write is appended to the log.
+    Faster,
+}
+
+/// Bytes of a disk sector, FASTER's unit of reading its log.
+pub const FASTER_SECTOR_BYTES: f64 = 512.0;
+/// Bytes of a FASTER record's header (its `RecordInfo`).
+pub const FASTER_RECORD_HEADER_BYTES: f64 = 8.0;
+
+impl LshEngine {
+    /// Device reads a lookup makes for a record on disk of `entry_bytes` (key and value): 1 for our engine;
+    /// for FASTER the header's sector, and a second read with the chance that the record, starting anywhere in
+    /// that sector, runs past it.
+    pub fn record_reads(self, entry_bytes: f64) -> f64 {
+        match self {
+            LshEngine::Cosine => 1.0,
+            LshEngine::Faster => {
+                1.0 + ((entry_bytes + FASTER_RECORD_HEADER_BYTES) / FASTER_SECTOR_BYTES).min(1.0)
+            }
         }
     }
 }
-
-/// Device reads FASTER makes for a record on disk: it reads the record's header first (`MinIoRequestSize`,
-/// one 512-byte sector), then the whole record (`disk_size`) in `AsyncGetFromDiskCallback` (faster.h). Seen
-/// here: a YCSB-C run of FASTER under strace issued 25,511 reads of 512 bytes and 25,511 of 1,536 bytes for
-/// 1 KB records, a pair per lookup that left memory.
-pub const FASTER_RECORD_READS: f64 = 2.0;
 
 impl DistributionAware {
     /// The fixed model.
@@ -1003,6 +1023,12 @@ impl DistributionAware {
         let ages = LshAges::new(design, workload, shape, &parts, eb, k);
         let mut cold_probes = 0.0;
         let hits = cache_hits(design, workload, &parts);
+        // The writes whose records the log's memory holds: as with every design, the model prices the steady
+        // state, in which a workload that writes has long filled the log's memory with its own writes (a short
+        // run after a load holds more of the load's records: the peer runs' YCSB-B, 5,000 updates, read more
+        // than priced); a workload that does not write leaves the load's newest there
+        let written_ops = if writes(workload) { f64::INFINITY } else { 0.0 };
+        let record_reads = self.lsh_engine.record_reads(shape.entry_bytes);
         for (part, hit) in parts.iter().zip(&hits) {
             // fixed model: the buffer is half full on average, and empty for a workload without writes
             let eb0 = if q.full_buffer {
@@ -1013,26 +1039,45 @@ impl DistributionAware {
                 0.0
             };
             // the chance the key is in memory
-            let a0 = match design.log {
-                LogKind::AppendOnly => KeySpace::alpha(part, eb0),
-                // our engine's hybrid log: the mutable region (the write buffer, updated in place, half full
-                // on average) and the read-only region, the newest e_ro flushed records kept in memory (the
-                // load's newest without writes)
-                LogKind::Hybrid if !q.lsh_calibrated && writes(workload) => {
-                    1.0 - (1.0 - KeySpace::alpha(part, eb0)) * (1.0 - KeySpace::alpha(part, e_ro))
+            let a0 = if q.lsh_calibrated {
+                match design.log {
+                    LogKind::AppendOnly => KeySpace::alpha(part, eb0),
+                    // the authors' code: a mutable tail of 0.9 of the log's memory and a read-only 0.1
+                    LogKind::Hybrid => {
+                        let mutable = KeySpace::alpha(part, 0.9 * eb);
+                        let read_only = KeySpace::alpha(part, 0.1 * eb);
+                        1.0 - (1.0 - mutable) * (1.0 - read_only)
+                    }
                 }
-                // without writes the region holds the load's newest records, which the load put there in
-                // its own order (one write a key), not the order the reads favour: each stored key is there
-                // with the region's share of the N
-                LogKind::Hybrid if !q.lsh_calibrated => {
-                    KeySpace::alpha(part, n) * (e_ro / n).min(1.0)
+            } else {
+                // Memory holds the log's newest records, newest first: our engine's write buffer (the hybrid
+                // log's mutable region, updated in place, half full on average) and the hybrid log's
+                // read-only region (the newest flushed records); FASTER's log pages, always full. The
+                // workload's writes, drawn by the write distribution, are the newest; where there are none, a
+                // region that outlives the load (the read-only region, FASTER's pages) holds the load's newest,
+                // which the load wrote one per key: a uniform share of the N stored keys, whichever keys the
+                // reads favour.
+                let windows: [(f64, bool); 2] = match (self.lsh_engine, design.log) {
+                    (LshEngine::Faster, _) => [
+                        (design.buffer_bytes as f64 / shape.entry_bytes, true),
+                        (0.0, false),
+                    ],
+                    (LshEngine::Cosine, LogKind::Hybrid) => [(eb0, false), (e_ro, true)],
+                    (LshEngine::Cosine, LogKind::AppendOnly) => [(eb0, false), (0.0, false)],
+                };
+                let mut draws_left = written_ops;
+                let mut missed = 1.0;
+                let mut from_load = 0.0;
+                for (window, outlives_load) in windows {
+                    let draws = window.min(draws_left);
+                    draws_left -= draws;
+                    missed *= 1.0 - KeySpace::alpha(part, draws);
+                    if outlives_load {
+                        from_load += window - draws;
+                    }
                 }
-                // the authors' code: a mutable tail of 0.9 of the log's memory and a read-only 0.1
-                LogKind::Hybrid => {
-                    let mutable = KeySpace::alpha(part, 0.9 * eb);
-                    let read_only = KeySpace::alpha(part, 0.1 * eb);
-                    1.0 - (1.0 - mutable) * (1.0 - read_only)
-                }
+                missed *= 1.0 - KeySpace::alpha(part, n) * (from_load / n).min(1.0);
+                1.0 - missed
             };
             let (on_disk, exists) = if q.lsh_calibrated {
                 // the authors' code: a key exists when it is in memory or in one of K full runs (of
@@ -1060,22 +1105,22 @@ impl DistributionAware {
             };
             let (l_cost, p_cost) = match design.log {
                 // our engine: the in-memory hash index points at the one block to read; a write is appended
-                LogKind::AppendOnly if !q.lsh_calibrated => (self.lsh_record_reads * cond, 1.0 / b),
+                LogKind::AppendOnly if !q.lsh_calibrated => (record_reads * cond, 1.0 / b),
                 LogKind::AppendOnly => (
                     self.calibration.lsh_lookup_scale * cond,
                     self.calibration.lsh_insert_scale * on_disk / exists,
                 ),
-                LogKind::Hybrid if !q.lsh_calibrated => (
-                    self.lsh_record_reads * cond,
-                    (1.0 / b).min(on_disk / exists),
-                ),
+                LogKind::Hybrid if !q.lsh_calibrated => {
+                    (record_reads * cond, (1.0 / b).min(on_disk / exists))
+                }
                 LogKind::Hybrid => (cond, (1.0 / b).min(on_disk / exists)),
             };
             // a lookup the entry cache answers reads nothing
             lookup += part.get * (1.0 - hit) * l_cost;
             insert += part.put * p_cost;
             weight += part.get;
-            if !q.lsh_calibrated {
+            // FASTER's hash index is in memory: no index block on the way
+            if !q.lsh_calibrated && self.lsh_engine == LshEngine::Cosine {
                 cold_probes += part.get
                     * (1.0 - hit)
                     * cond
@@ -1089,22 +1134,34 @@ impl DistributionAware {
         if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
             // the newest keys are in the buffer (half full on average) and the hybrid log's read-only region;
             // any older one costs the one block its hash index points to
-            let in_buffer = if writes(workload) { eb / 2.0 } else { 0.0 }
-                + if q.lsh_calibrated { 0.0 } else { e_ro };
+            let in_buffer = match self.lsh_engine {
+                // FASTER's log pages: the newest records, the load's until writes replace them
+                LshEngine::Faster if !q.lsh_calibrated => {
+                    design.buffer_bytes as f64 / shape.entry_bytes
+                }
+                _ => {
+                    let buffer = if writes(workload) { eb / 2.0 } else { 0.0 };
+                    buffer + if q.lsh_calibrated { 0.0 } else { e_ro }
+                }
+            };
             let on_disk = 1.0 - harmonic(in_buffer.min(n), *theta) / harmonic(n, *theta);
             lookup = if q.lsh_calibrated {
                 on_disk
             } else {
-                self.lsh_record_reads * on_disk
+                record_reads * on_disk
             };
             // a read's key is the r-th newest insert with Zipf probability: older than y writes when r is
             // above y's share of inserts
             let m = &workload.mix;
             let inserts = m.insert / (m.insert + m.blind_update + m.rmw).max(1e-12);
             let inserts = if inserts > 0.0 { inserts } else { 1.0 };
-            cold_probes = ages.cold_probes_by_age(|y| {
-                1.0 - harmonic((y * inserts).min(n), *theta) / harmonic(n, *theta)
-            });
+            cold_probes = if self.lsh_engine == LshEngine::Faster {
+                0.0
+            } else {
+                ages.cold_probes_by_age(|y| {
+                    1.0 - harmonic((y * inserts).min(n), *theta) / harmonic(n, *theta)
+                })
+            };
         }
         let s = workload.scan_length as f64;
         let per_op = if q.lsh_calibrated {
@@ -1143,6 +1200,26 @@ impl DistributionAware {
                 )
             };
             let insert = if q.table2_write_cost { insert } else { write };
+            if self.lsh_engine == LshEngine::Faster {
+                // FASTER: a write goes to its log's tail, written out a page at a time; a miss finds no key in
+                // the in-memory index; a scan of s keys is s lookups (no ordered scan)
+                let write = 1.0 / b;
+                let scan = s * lookup;
+                return IoCost::lsh(
+                    design,
+                    workload,
+                    PerOp {
+                        lookup,
+                        empty_lookup: 0.0,
+                        insert: write,
+                        blind_update: write,
+                        rmw: lookup + write,
+                        long_scan: scan,
+                        short_scan: scan,
+                    },
+                    scan,
+                );
+            }
             PerOp {
                 lookup,
                 // a miss reads the on-disk index of every cold run, and the data block it names
@@ -2152,6 +2229,14 @@ mod tests {
             .unwrap();
         assert!(r.per_op.lookup < 0.05, "{}", r.per_op.lookup);
         assert!(eval(&d, &sparse).per_op.lookup > 0.9);
+    }
+
+    #[test]
+    fn faster_reads_a_records_header_sector_then_the_rest() {
+        assert_eq!(LshEngine::Cosine.record_reads(1024.0), 1.0);
+        // a record past a sector always needs the second read; a small one when it straddles its sector
+        assert_eq!(LshEngine::Faster.record_reads(1024.0), 2.0);
+        assert!((LshEngine::Faster.record_reads(120.0) - (1.0 + 128.0 / 512.0)).abs() < 1e-12);
     }
 
     #[test]

@@ -124,7 +124,9 @@ pub fn engine_hash_index_bytes(entries: f64, entries_per_block: f64) -> f64 {
     1.1 * entries * (HASH_INDEX_BYTES_PER_KEY + 16.0 / entries_per_block.max(1.0))
 }
 
-/// Memory of an LSH (FASTER-like) hash index covering N/8 keys: M_FP = (N/8)·F·(1 + 1/B) (MODEL.md §2.8).
+/// Memory of an LSH (FASTER-like) hash index covering N/8 keys: M_FP = (N/8)·F·(1 + 1/B) (MODEL.md §2.8): the
+/// paper's sizing, checked against its figure. The search's FASTER baseline holds an index of every key in memory
+/// instead (FASTER's index never spills to disk), as [`engine_hash_index_bytes`] sizes it.
 pub fn lsh_index_bytes(entries: f64, key_bytes: f64, entries_per_block: f64) -> f64 {
     entries / 8.0 * key_bytes * (1.0 + 1.0 / entries_per_block)
 }

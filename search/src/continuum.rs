@@ -19,6 +19,7 @@
 use crate::designs::{Baseline, EvalMemo, Scored, Shape, Shard};
 use cosine_cloud_pricing::{quote, Catalog, Provider, Quote, Sla};
 use cosine_cost_model::cpu::PhiLibrary;
+use cosine_cost_model::dist::LshEngine;
 use cosine_design::{OperationMix, Workload};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -250,7 +251,7 @@ impl Ctx<'_> {
             epsilon: self.opts.epsilon,
             system_phi: None,
             quirks: cosine_cost_model::ReferenceQuirks::NONE,
-            lsh_record_reads: 1.0,
+            lsh_engine: LshEngine::Cosine,
             scored: Some(self.designs),
             memo: Some(self.memo),
         }
@@ -417,7 +418,7 @@ impl Ctx<'_> {
         let mut shard = self.shard(i, entries, q.iops_per_vm[0]);
         shard.system_phi = self.phi.get(system.phi_key());
         shard.quirks = system.model_quirks();
-        shard.lsh_record_reads = system.lsh_record_reads();
+        shard.lsh_engine = system.lsh_engine();
         let design = shard.baseline_design(system)?;
         let scored = shard.score(design)?;
         let latency = scored.latency_s;
