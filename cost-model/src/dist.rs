@@ -759,7 +759,7 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             let mut before = exp_or_zero(start) * step;
             let mut level = 0.0;
             for r in 1..=runs {
-                level += tree.pass(i, r as f64) * (before - through);
+                level += tree.pass(i, r as f64) * (before - through).max(0.0);
                 before *= step;
             }
             level

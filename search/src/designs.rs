@@ -268,9 +268,10 @@ impl EvalMemo {
         compute: impl FnOnce() -> Option<(f64, DesignClass)>,
     ) -> Option<(f64, DesignClass)> {
         let h = rustc_hash::FxBuildHasher.hash_one(&key);
-        // middle bits pick the shard: the map inside uses the low ones for the bucket and the top seven for
-        // the tag it compares before the key (shards picked by the top bits left it three bits of tag)
-        let shard = &self.costs[(h >> 40) as usize % MEMO_SHARDS];
+        // bits 52-55 pick the shard: the map inside uses the low ones for the bucket and the top seven for the
+        // tag it compares before the key (shards picked by the top bits left it three bits of tag), and FxHash's
+        // final rotation leaves its best-mixed bits up here
+        let shard = &self.costs[(h >> 52) as usize % MEMO_SHARDS];
         if let Some(c) = shard.lock().get(&key) {
             return *c;
         }

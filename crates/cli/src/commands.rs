@@ -68,6 +68,9 @@ struct ExportRocksdbArgs {
     /// Bytes of one entry, key and value (sets how many levels RocksDB keeps room for).
     #[arg(long, default_value_t = 1024)]
     entry_bytes: u64,
+    /// Bytes of one key (sets the index a design's M_FP must hold).
+    #[arg(long, default_value_t = 16)]
+    key_bytes: u64,
     /// Where to write the OPTIONS file ("-": standard output).
     #[arg(long, default_value = "-")]
     out: String,
@@ -237,16 +240,21 @@ pub fn run(cli: Cli) -> Result<()> {
 
 fn export_rocksdb(a: ExportRocksdbArgs) -> Result<()> {
     let design = cosine_design::load_design(&a.design)?;
-    let o = cosine_design::rocksdb::RocksDbOptions::for_design(&design, a.entries, a.entry_bytes)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.design))?;
+    let o = cosine_design::rocksdb::RocksDbOptions::for_design(
+        &design,
+        a.entries,
+        a.entry_bytes,
+        a.key_bytes,
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", a.design))?;
     let text = o.options_file();
     if a.out == "-" {
         print!("{text}");
     } else {
         std::fs::write(&a.out, text).with_context(|| format!("writing {}", a.out))?;
-        for n in &o.notes {
-            eprintln!("approximate: {n}");
-        }
+    }
+    for n in &o.notes {
+        eprintln!("approximate: {n}");
     }
     Ok(())
 }

@@ -9,7 +9,8 @@
 //! - `POST /api/compare`: `cosine compare --json`'s rows, from the same cache;
 //! - `POST /api/cost`: `cosine cost --json` for a design on a workload (the page draws a design's levels);
 //! - `POST /api/deployment`: a configuration of the frontier as deployment.json;
-//! - `POST /api/rocksdb-options`: `cosine export rocksdb` for a design (`design`, `entries`, `entry_bytes`):
+//! - `POST /api/rocksdb-options`: `cosine export rocksdb` for a design (`design`, `entries`, `entry_bytes`,
+//!   `key_bytes`):
 //!   the OPTIONS file's text and the notes where the mapping is approximate.
 //!
 //! An error is the command line's one-line message, with the request field it belongs to.
@@ -471,6 +472,7 @@ struct RocksDbRequest {
     design: Value,
     entries: f64,
     entry_bytes: f64,
+    key_bytes: f64,
 }
 
 async fn api_rocksdb_options(body: Bytes) -> ApiResult {
@@ -487,6 +489,15 @@ async fn api_rocksdb_options(body: Bytes) -> ApiResult {
             ),
         ));
     }
+    if !whole(req.key_bytes) {
+        return Err(ApiError::bad(
+            "key_bytes",
+            format!(
+                "--key-bytes must be a positive whole number, got {}",
+                req.key_bytes
+            ),
+        ));
+    }
     if !whole(req.entry_bytes) {
         return Err(ApiError::bad(
             "entry_bytes",
@@ -500,6 +511,7 @@ async fn api_rocksdb_options(body: Bytes) -> ApiResult {
         &design,
         req.entries as u64,
         req.entry_bytes as u64,
+        req.key_bytes as u64,
     )
     .map_err(|e| ApiError::bad("design", e))?;
     Ok(Json(

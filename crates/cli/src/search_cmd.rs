@@ -256,19 +256,6 @@ pub fn run(a: SearchArgs) -> Result<()> {
         std::fs::write(path, best.parts[0].design.design.to_json() + "\n")
             .with_context(|| format!("writing {path}"))?;
     }
-    if let Some(path) = &a.rocksdb_options_out {
-        let best = r.best.as_ref().ok_or_else(|| {
-            anyhow!("no configuration fits the budget: no design to write RocksDB options for")
-        })?;
-        let part = &best.parts[0];
-        let o = cosine_design::rocksdb::RocksDbOptions::for_design(
-            &part.design.design,
-            part.entries_per_vm,
-            workload.entry_bytes(),
-        )
-        .map_err(|e| anyhow!("--rocksdb-options-out: the best configuration's {e}"))?;
-        std::fs::write(path, o.options_file()).with_context(|| format!("writing {path}"))?;
-    }
     if let Some(path) = &a.deployment_out {
         let best = r
             .best
@@ -286,10 +273,15 @@ pub fn run(a: SearchArgs) -> Result<()> {
         crate::plot::write_svg(path, &r, &title, a.budget)
             .with_context(|| format!("writing {path}"))?;
     }
+    // written before the answer is printed, refused (exit 2) after it: a refusal does not hide the answer
+    let rocksdb = match &a.rocksdb_options_out {
+        Some(path) => write_rocksdb_options(path, &r, workload),
+        None => Ok(()),
+    };
     if a.json {
         let v = search_json(&a, &p, &r, elapsed);
         println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        return rocksdb;
     }
     println!(
         "Cosine search: {} ({} entries of {} B, {}) for ${:.0}/month, {} catalog ({})",
@@ -423,6 +415,31 @@ pub fn run(a: SearchArgs) -> Result<()> {
         r.counts.vm_types,
         elapsed
     );
+    rocksdb
+}
+
+/// `--rocksdb-options-out`: the best configuration's design (of its first VM type) as a RocksDB OPTIONS file, for
+/// its entries per VM.
+fn write_rocksdb_options(
+    path: &str,
+    r: &SearchResult,
+    workload: &cosine_design::Workload,
+) -> Result<()> {
+    let best = r.best.as_ref().ok_or_else(|| {
+        anyhow!("--rocksdb-options-out: no configuration fits the budget, so no design to write")
+    })?;
+    let part = &best.parts[0];
+    let o = cosine_design::rocksdb::RocksDbOptions::for_design(
+        &part.design.design,
+        part.entries_per_vm,
+        workload.entry_bytes(),
+        workload.key_bytes,
+    )
+    .map_err(|e| anyhow!("--rocksdb-options-out, the best configuration's design: {e}"))?;
+    std::fs::write(path, o.options_file()).with_context(|| format!("writing {path}"))?;
+    for n in &o.notes {
+        eprintln!("approximate: {n}");
+    }
     Ok(())
 }
 

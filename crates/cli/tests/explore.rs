@@ -180,7 +180,7 @@ fn the_api_answers_searches_from_its_cache_and_names_the_field_of_each_error() {
     let (status, o) = post(
         &url,
         "/api/rocksdb-options",
-        &json!({"design": lsm, "entries": 100_000_000, "entry_bytes": 1024}),
+        &json!({"design": lsm, "entries": 100_000_000, "entry_bytes": 1024, "key_bytes": 16}),
     );
     assert_eq!(status, 200, "{o}");
     assert!(o["options"]
@@ -194,7 +194,7 @@ fn the_api_answers_searches_from_its_cache_and_names_the_field_of_each_error() {
     let (status, e) = post(
         &url,
         "/api/rocksdb-options",
-        &json!({"design": btree, "entries": 1000, "entry_bytes": 1024}),
+        &json!({"design": btree, "entries": 1000, "entry_bytes": 1024, "key_bytes": 16}),
     );
     assert_eq!((status, e["field"].as_str()), (400, Some("design")), "{e}");
     assert!(e["error"]
@@ -204,7 +204,7 @@ fn the_api_answers_searches_from_its_cache_and_names_the_field_of_each_error() {
     let (status, e) = post(
         &url,
         "/api/rocksdb-options",
-        &json!({"design": lsm, "entries": 0, "entry_bytes": 1024}),
+        &json!({"design": lsm, "entries": 0, "entry_bytes": 1024, "key_bytes": 16}),
     );
     assert_eq!((status, e["field"].as_str()), (400, Some("entries")), "{e}");
     let (status, c) = post(

@@ -1,25 +1,31 @@
 //! A design in RocksDB's vocabulary: the options a RocksDB 7.x database takes to run an LSM-class [`Design`]
-//! (`cosine export rocksdb`, `cosine search --rocksdb-options-out`, and the peer benchmark's `rocksdb-cosine`),
-//! and the OPTIONS file RocksDB's own loader reads (`rocksdb::Options::load_latest`).
+//! (`cosine export rocksdb`, `cosine search --rocksdb-options-out`, the explorer's download), and the OPTIONS
+//! file RocksDB's own loader reads (`rocksdb::Options::load_latest`). The peer benchmark's `rocksdb-cosine`
+//! predates this mapping and sets its options in code.
 //!
 //! The mapping, and where it is approximate (each approximation is also a [`RocksDbOptions::notes`] line and a
 //! comment in the file):
 //! - M_B: two memtables of M_B/2 (`write_buffer_size`, `max_write_buffer_number = 2`), as our engine fills one
-//!   write buffer while it flushes the other; `db_write_buffer_size = M_B` caps them together.
-//! - Leveling (K = Z = 1): `kCompactionStyleLevel`, `max_bytes_for_level_multiplier = T`, and level 1's target
-//!   T·M_B/2 (`max_bytes_for_level_base`: our engine's level 1 holds T flushes). Level 0 is merged into level 1 at
-//!   every flush (`level0_file_num_compaction_trigger = 1`), as our engine merges a flush into level 1. RocksDB
-//!   compacts a level file by file, which is our partial compaction; a full-compaction design is mapped to it.
-//! - Tiering (K or Z above 1): `kCompactionStyleUniversal`, K sorted runs before a merge
-//!   (`level0_file_num_compaction_trigger`), a merge of at most T runs: universal compaction's size-ratio rule is
-//!   not our per-level one, so this mapping is approximate.
+//!   write buffer while it flushes the other (`db_write_buffer_size = M_B` flushes when both reach it).
+//! - Leveling (K = Z = 1): `kCompactionStyleLevel` with static level targets
+//!   (`level_compaction_dynamic_level_bytes = false`), `max_bytes_for_level_multiplier = T`, and level i's target
+//!   θ·(M_B/2)·T^i, where our engine pushes level i down (`max_bytes_for_level_base` = θ·T·M_B/2). Level 0 is
+//!   merged into level 1 at every flush (`level0_file_num_compaction_trigger = 1`), as our engine merges a flush
+//!   into level 1. RocksDB compacts a level file by file, which is our partial compaction; a full-compaction
+//!   design is mapped to it.
+//! - Tiering (K or Z above 1): `kCompactionStyleUniversal`, as many sorted runs as the design holds before a
+//!   merge (K a level above the last, Z at the last), merges of K to T runs, and a size amplification allowed
+//!   up to what the design's runs beside its oldest hold: universal compaction's rules are not our per-level
+//!   ones, so this mapping is approximate.
 //! - M_BF: Bloom filters of M_BF·8/N bits per key, the average of the Monkey allocation, which gives the small
-//!   levels more bits: RocksDB gives every level the same.
-//! - M_FP: the design's fences all fit (no cold level, the LSM class): index and filter blocks are held by the
-//!   table readers, never evicted (`cache_index_and_filter_blocks = false`), as our engine holds them.
-//! - M_BC (our entry cache) becomes the block cache's capacity, RocksDB's nearest cache; RocksDB's OPTIONS
-//!   file does not record a cache's capacity, so it is written as a comment and set by the caller (the peer
-//!   benchmark does).
+//!   levels more bits: RocksDB gives every level the same, uses at most 100 bits a key and none below 0.5; the
+//!   filter memory it cannot use goes to the block cache.
+//! - M_FP: an LSM-class design holds every level's fences; RocksDB's index and filter blocks are held by the
+//!   table readers, never evicted (`cache_index_and_filter_blocks = false`). A design without a recorded class
+//!   whose M_FP cannot hold the index is a hybrid (cold levels) and is refused.
+//! - M_BC (our entry cache) and the filter memory RocksDB cannot use become the block cache
+//!   (`block_cache=<bytes>`, which RocksDB reads and does not write back; `no_block_cache=true` when there is
+//!   none, where RocksDB would make an 8 MiB one).
 //! - Blocks of the design's block size, files of its file size, no compression (our engine compresses nothing).
 //!
 //! B-tree-like, LSH and hybrid designs are refused ([`RocksDbError`]): RocksDB has no in-place B-tree, no
@@ -48,7 +54,26 @@ pub enum RocksDbError {
         "--entries must be at least 1 (the bits per key of the Bloom filters divide M_BF by it)"
     )]
     NoEntries,
+    /// A design without a recorded class whose fences do not all fit M_FP: a hybrid to Algorithm 3.
+    #[error(
+        "M_FP ({fence_bytes} bytes) cannot hold the index of {entries} entries ({needed} bytes): a hybrid design (cold levels), which RocksDB cannot run"
+    )]
+    ColdLevels {
+        /// M_FP.
+        fence_bytes: u64,
+        /// The entries.
+        entries: u64,
+        /// Bytes of index the entries need.
+        needed: u64,
+    },
 }
+
+/// Bytes of one index entry beside its key: a block handle, as our engine's fence pointer (and RocksDB's index
+/// entry, a separator key and a handle) holds it.
+pub const INDEX_ENTRY_OVERHEAD_BYTES: u64 = 20;
+
+/// The most bits per key RocksDB's Bloom filter uses (it clamps above).
+pub const MAX_BLOOM_BITS_PER_KEY: f64 = 100.0;
 
 /// How RocksDB compacts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,8 +101,12 @@ pub struct RocksDbOptions {
     pub max_bytes_for_level_base: u64,
     /// Level-0 files (universal: sorted runs) that start a compaction.
     pub level0_file_num_compaction_trigger: u64,
+    /// Runs one universal compaction merges at least.
+    pub universal_min_merge_width: u64,
     /// Runs one universal compaction merges at most.
     pub universal_max_merge_width: u64,
+    /// Universal compaction's size amplification limit, percent.
+    pub universal_max_size_amplification_percent: u64,
     /// Levels RocksDB keeps room for.
     pub num_levels: u64,
     /// SST file size.
@@ -88,19 +117,20 @@ pub struct RocksDbOptions {
     pub bloom_bits_per_key: f64,
     /// Index and filter blocks in the block cache (false: held by the table readers, never evicted).
     pub cache_index_and_filter_blocks: bool,
-    /// Block cache bytes (not recorded by an OPTIONS file; set by the caller).
+    /// Block cache bytes (0: none).
     pub block_cache_bytes: u64,
     /// Where the mapping is approximate, one line each.
     pub notes: Vec<String>,
 }
 
 impl RocksDbOptions {
-    /// The options that run `design` over `entries` entries of `entry_bytes` each (key and value), or why there
-    /// are none.
+    /// The options that run `design` over `entries` entries of `entry_bytes` each (key and value) with keys of
+    /// `key_bytes`, or why there are none.
     pub fn for_design(
         design: &Design,
         entries: u64,
         entry_bytes: u64,
+        key_bytes: u64,
     ) -> Result<Self, RocksDbError> {
         let class = design.class.unwrap_or_else(|| {
             DesignClass::classify(
@@ -116,16 +146,38 @@ impl RocksDbOptions {
         if entries == 0 {
             return Err(RocksDbError::NoEntries);
         }
+        // the index of every data block: a key and a handle a block
+        let per_block = (design.block_bytes / entry_bytes.max(1)).max(1);
+        let needed = entries.div_ceil(per_block) * (key_bytes + INDEX_ENTRY_OVERHEAD_BYTES);
+        if design.class.is_none() && design.fence_bytes < needed {
+            return Err(RocksDbError::ColdLevels {
+                fence_bytes: design.fence_bytes,
+                entries,
+                needed,
+            });
+        }
         let mut notes = Vec::new();
         let flush = design.buffer_bytes / Design::WRITE_BUFFERS;
         let t = design.size_ratio;
-        let tiered = design.hot_runs > 1 || design.cold_runs > 1;
+        let theta = design.merge_threshold.clamp(0.01, 1.0);
+        let base = ((t as f64 * flush as f64 * theta) as u64).max(1);
+        // levels: level 1 holds θ·T flushes, each level T times the one above, until the entries fit
+        let data = entries as f64 * entry_bytes.max(1) as f64;
+        let mut levels = 1u64;
+        let mut capacity = base as f64;
+        while capacity < data && levels < 64 {
+            capacity *= t as f64;
+            levels += 1;
+        }
+        let (k, z) = (design.hot_runs, design.cold_runs);
+        let tiered = k > 1 || z > 1;
+        let runs = k * (levels - 1) + z;
         let (style, trigger) = if tiered {
             notes.push(format!(
-                "K = {} and Z = {} runs a level: universal compaction ({} sorted runs before a merge, at most T = {t} merged) stands in for tiering; its size-ratio rule is not our per-level one",
-                design.hot_runs, design.cold_runs, design.hot_runs
+                "K = {k} and Z = {z} runs a level: universal compaction (up to {runs} sorted runs, merges of {} to {t}) stands in for tiering; its rules are not our per-level ones",
+                k.max(2)
             ));
-            (CompactionStyle::Universal, design.hot_runs.max(2))
+            (CompactionStyle::Universal, runs.max(2))
         } else {
             (CompactionStyle::Level, 1)
         };
@@ -135,48 +187,54 @@ impl RocksDbOptions {
                     .into(),
             );
         }
-        if design.merge_threshold < 1.0 {
-            notes.push(format!(
-                "merge threshold {}: RocksDB compacts a level when it exceeds its target, not at a share of it",
-                design.merge_threshold
-            ));
-        }
         let bits = design.filter_bytes as f64 * 8.0 / entries as f64;
-        if bits > 0.0 {
+        let used_bits = if bits < 0.5 {
+            0.0
+        } else {
+            bits.min(MAX_BLOOM_BITS_PER_KEY)
+        };
+        if used_bits > 0.0 {
             notes.push(format!(
-                "Bloom filters of {bits:.2} bits per key on every level: M_BF over the {entries} entries, where Monkey gives the small levels more"
+                "Bloom filters of {used_bits:.2} bits per key on every level: M_BF over the {entries} entries, where Monkey gives the small levels more"
             ));
         }
+        if bits > MAX_BLOOM_BITS_PER_KEY {
+            notes.push(format!(
+                "M_BF gives {bits:.1} bits a key; RocksDB uses at most {MAX_BLOOM_BITS_PER_KEY}, and the rest goes to the block cache"
+            ));
+        } else if bits > 0.0 && used_bits == 0.0 {
+            notes.push(format!(
+                "M_BF gives {bits:.2} bits a key, below RocksDB's 0.5: no filter, and the memory goes to the block cache"
+            ));
+        }
+        let unused_filter = ((bits - used_bits) * entries as f64 / 8.0).max(0.0) as u64;
         if design.cache_bytes > 0 {
             notes.push(format!(
-                "the entry cache's {} bytes (M_BC) become the block cache, which caches blocks, not entries; an OPTIONS file does not record it",
+                "the entry cache's {} bytes (M_BC) become the block cache, which caches blocks, not entries",
                 design.cache_bytes
             ));
         }
-        // levels: level 1 holds T flushes, each level T times the one above, until the entries fit
-        let data = entries as f64 * entry_bytes.max(1) as f64;
-        let mut levels = 1u64;
-        let mut capacity = (t * flush) as f64;
-        while capacity < data && levels < 64 {
-            capacity *= t as f64;
-            levels += 1;
-        }
+        // universal compaction's size amplification: the runs beside the oldest, against it ((Z − 1) runs of
+        // the last level, and the levels above, about 1/(T − 1) of it)
+        let amplification = (100.0 * ((z - 1) as f64 + 1.0 / (t - 1).max(1) as f64)).ceil() as u64;
         Ok(RocksDbOptions {
             write_buffer_size: flush.max(1),
             max_write_buffer_number: Design::WRITE_BUFFERS,
             db_write_buffer_size: design.buffer_bytes.max(1),
             compaction_style: style,
             max_bytes_for_level_multiplier: t as f64,
-            max_bytes_for_level_base: (t * flush).max(1),
+            max_bytes_for_level_base: base,
             level0_file_num_compaction_trigger: trigger,
+            universal_min_merge_width: k.max(2),
             universal_max_merge_width: t.max(2),
+            universal_max_size_amplification_percent: amplification.max(1),
             // RocksDB's default 7, or one more than the design's levels (level 0 is the memtables' flushes)
             num_levels: (levels + 1).max(7),
             target_file_size_base: design.file_bytes.max(1),
             block_size: design.block_bytes,
-            bloom_bits_per_key: (bits * 100.0).round() / 100.0,
+            bloom_bits_per_key: (used_bits * 100.0).round() / 100.0,
             cache_index_and_filter_blocks: false,
-            block_cache_bytes: design.cache_bytes,
+            block_cache_bytes: design.cache_bytes + unused_filter,
             notes,
         })
     }
@@ -191,13 +249,6 @@ impl RocksDbOptions {
         );
         for n in &self.notes {
             let _ = writeln!(s, "# approximate: {n}");
-        }
-        if self.block_cache_bytes > 0 {
-            let _ = writeln!(
-                s,
-                "# block cache: {} bytes (an OPTIONS file does not record a cache's capacity: set it in code, BlockBasedTableOptions::block_cache)",
-                self.block_cache_bytes
-            );
         }
         let _ = writeln!(s);
         let _ = writeln!(s, "[Version]");
@@ -218,6 +269,7 @@ impl RocksDbOptions {
         match self.compaction_style {
             CompactionStyle::Level => {
                 let _ = writeln!(s, "  compaction_style=kCompactionStyleLevel");
+                let _ = writeln!(s, "  level_compaction_dynamic_level_bytes=false");
                 let _ = writeln!(
                     s,
                     "  max_bytes_for_level_multiplier={:.6}",
@@ -233,8 +285,10 @@ impl RocksDbOptions {
                 let _ = writeln!(s, "  compaction_style=kCompactionStyleUniversal");
                 let _ = writeln!(
                     s,
-                    "  compaction_options_universal={{min_merge_width=2;max_merge_width={};size_ratio=1;}}",
-                    self.universal_max_merge_width
+                    "  compaction_options_universal={{min_merge_width={};max_merge_width={};size_ratio=1;max_size_amplification_percent={};}}",
+                    self.universal_min_merge_width,
+                    self.universal_max_merge_width,
+                    self.universal_max_size_amplification_percent
                 );
             }
         }
@@ -262,6 +316,12 @@ impl RocksDbOptions {
             "  cache_index_and_filter_blocks={}",
             self.cache_index_and_filter_blocks
         );
+        if self.block_cache_bytes > 0 {
+            // RocksDB reads a capacity here (an LRU cache) and does not write it back
+            let _ = writeln!(s, "  block_cache={}", self.block_cache_bytes);
+        } else {
+            let _ = writeln!(s, "  no_block_cache=true");
+        }
         s
     }
 }
@@ -278,7 +338,7 @@ mod tests {
 
     #[test]
     fn a_leveled_design_maps_to_leveled_compaction_with_its_multiplier_and_filters() {
-        let o = RocksDbOptions::for_design(&lsm(), 100_000_000, 1024).unwrap();
+        let o = RocksDbOptions::for_design(&lsm(), 100_000_000, 1024, 16).unwrap();
         assert_eq!(o.compaction_style, CompactionStyle::Level);
         assert_eq!(o.write_buffer_size, 32 << 20);
         assert_eq!(o.max_write_buffer_number, 2);
@@ -307,13 +367,45 @@ mod tests {
         d.size_ratio = 8;
         d.hot_runs = 7;
         d.cold_runs = 7;
-        let o = RocksDbOptions::for_design(&d, 100_000_000, 1024).unwrap();
+        let o = RocksDbOptions::for_design(&d, 100_000_000, 1024, 16).unwrap();
         assert_eq!(o.compaction_style, CompactionStyle::Universal);
-        assert_eq!(o.level0_file_num_compaction_trigger, 7);
+        // 10^8 entries of 1 KiB over levels of 8·32 MiB·8^i: 4 levels, so 7·3 + 7 runs before a merge
+        assert_eq!(o.level0_file_num_compaction_trigger, 7 * 3 + 7);
         assert!(o.notes.iter().any(|n| n.contains("universal")));
+        assert!(o.options_file().contains(
+            "compaction_options_universal={min_merge_width=7;max_merge_width=8;size_ratio=1;max_size_amplification_percent=615;}"
+        ));
+    }
+
+    #[test]
+    fn filter_memory_rocksdb_cannot_use_goes_to_the_block_cache() {
+        // 150 bits a key: RocksDB uses 100, the other 50 bits a key join the block cache
+        let mut d = lsm();
+        d.filter_bytes = 150 * 1_000_000 / 8;
+        d.cache_bytes = 1 << 20;
+        let o = RocksDbOptions::for_design(&d, 1_000_000, 1024, 16).unwrap();
+        assert_eq!(o.bloom_bits_per_key, 100.0);
+        assert_eq!(o.block_cache_bytes, (1 << 20) + 50 * 1_000_000 / 8);
+        assert!(o.notes.iter().any(|n| n.contains("at most 100")));
         assert!(o
             .options_file()
-            .contains("compaction_options_universal={min_merge_width=2;max_merge_width=8;"));
+            .lines()
+            .any(|l| l == format!("  block_cache={}", o.block_cache_bytes)));
+        // no cache at all: RocksDB would make an 8 MiB one
+        let o = RocksDbOptions::for_design(&lsm(), 100_000_000, 1024, 16).unwrap();
+        assert_eq!(o.block_cache_bytes, 0);
+        assert!(o
+            .options_file()
+            .lines()
+            .any(|l| l == "  no_block_cache=true"));
+    }
+
+    #[test]
+    fn a_merge_threshold_lowers_the_level_targets() {
+        let mut d = lsm();
+        d.merge_threshold = 0.5;
+        let o = RocksDbOptions::for_design(&d, 100_000_000, 1024, 16).unwrap();
+        assert_eq!(o.max_bytes_for_level_base, 10 * (32 << 20) / 2);
     }
 
     #[test]
@@ -322,17 +414,25 @@ mod tests {
             let mut d = lsm();
             d.class = Some(class);
             assert_eq!(
-                RocksDbOptions::for_design(&d, 1000, 1024),
+                RocksDbOptions::for_design(&d, 1000, 1024, 16),
                 Err(RocksDbError::NotLsm { class })
             );
         }
+        // filters but too little M_FP for the index and no recorded class: a hybrid (cold levels)
+        let mut d = lsm();
+        d.class = None;
+        d.fence_bytes = 1 << 20;
+        assert!(matches!(
+            RocksDbOptions::for_design(&d, 100_000_000, 1024, 16),
+            Err(RocksDbError::ColdLevels { .. })
+        ));
         // no filters and no recorded class: Algorithm 3 calls it a B-tree
         let mut d = lsm();
         d.class = None;
         d.filter_bytes = 0;
-        assert!(RocksDbOptions::for_design(&d, 1000, 1024).is_err());
+        assert!(RocksDbOptions::for_design(&d, 1000, 1024, 16).is_err());
         assert_eq!(
-            RocksDbOptions::for_design(&lsm(), 0, 1024),
+            RocksDbOptions::for_design(&lsm(), 0, 1024, 16),
             Err(RocksDbError::NoEntries)
         );
     }

@@ -928,7 +928,7 @@ mod tests {
             d.size_ratio = t;
             d.hot_runs = k;
             d.cold_runs = k;
-            let o = RocksDbOptions::for_design(&d, 10_000_000, 1024).unwrap();
+            let o = RocksDbOptions::for_design(&d, 10_000_000, 1024, 16).unwrap();
             let root = std::env::temp_dir().join(format!(
                 "cosine-rocksdb-options-{}-{t}-{k}-{bits}",
                 std::process::id()
@@ -980,14 +980,20 @@ mod tests {
                     .unwrap_or_default();
                 for field in [
                     format!("max_merge_width={t};"),
-                    "min_merge_width=2;".into(),
+                    format!("min_merge_width={k};"),
                     "size_ratio=1;".into(),
+                    format!(
+                        "max_size_amplification_percent={};",
+                        o.universal_max_size_amplification_percent
+                    ),
                 ] {
                     assert!(universal.contains(&field), "{field} not in {universal}");
                 }
                 Vec::new()
             };
             for line in leveled.into_iter().chain([
+                "level_compaction_dynamic_level_bytes=false".to_string(),
+                "no_block_cache=true".to_string(),
                 format!("write_buffer_size={}", 32 << 20),
                 "max_write_buffer_number=2".to_string(),
                 format!("db_write_buffer_size={}", 64 << 20),
