@@ -367,11 +367,22 @@ mod tests {
             Ok(vec![w])
         })
         .unwrap();
-        // (its own directory: index 1, beside the read-only case's 0)
-        let row = run_case(&all[0], 1).unwrap();
-        let write = row["write"]["accuracy"].as_f64().unwrap();
-        assert!(write >= 0.85, "{row}");
-        assert!(row["accuracy"].as_f64().unwrap() >= 0.9, "{row}");
+        // Three runs, judged by their medians: the flush and compaction blocks a write costs depend on how the
+        // background merges interleave with the writer (3.5 to 4.0 blocks a write measured on this machine,
+        // once below the bound in a full-suite run). (Their own directories: 1-3, beside the read-only case's 0.)
+        let rows: Vec<Value> = (1..=3).map(|i| run_case(&all[0], i).unwrap()).collect();
+        let median = |f: &dyn Fn(&Value) -> f64| {
+            let mut v: Vec<f64> = rows.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            v[1]
+        };
+        let write = median(&|r| r["write"]["accuracy"].as_f64().unwrap());
+        let total = median(&|r| r["accuracy"].as_f64().unwrap());
+        assert!(
+            write >= 0.85 && total >= 0.9,
+            "medians {write}, {total}: {rows:?}"
+        );
+        let row = rows[0].clone();
         // rescoring the saved row prices it alike
         let report = json!({"ops": 1000, "rows": [row.clone()]});
         let again = rescore(&report).unwrap();
