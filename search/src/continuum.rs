@@ -766,13 +766,25 @@ pub fn search(
     let mut counts = SearchCounts::default();
     let memo = EvalMemo::default();
     warm_anchor_grids(catalog, workload, phi, opts, &memo);
+    // the providers side by side: one provider's serial stretches (between its chunks of mixes, its frontiers)
+    // leave a core to another's work
+    let providers: Vec<&Provider> = searched(catalog, opts).collect();
+    let found: Vec<(String, Vec<Config>, SearchCounts)> = providers
+        .par_iter()
+        .map(|p| {
+            let mut c = SearchCounts::default();
+            let configs = provider_configs_in(catalog, p, workload, phi, opts, &mut c, &memo);
+            (p.id.clone(), frontier(configs), c)
+        })
+        .collect();
     let mut per_provider = Vec::new();
     let mut all = Vec::new();
-    for p in searched(catalog, opts) {
-        let configs = provider_configs_in(catalog, p, workload, phi, opts, &mut counts, &memo);
-        let f = frontier(configs);
+    for (id, f, c) in found {
+        counts.configurations += c.configurations;
+        counts.designs += c.designs;
+        counts.vm_types += c.vm_types;
         all.extend(f.iter().cloned());
-        per_provider.push((p.id.clone(), f));
+        per_provider.push((id, f));
     }
     let frontier = frontier(all);
     let i = frontier.partition_point(|c| c.monthly_usd() <= opts.budget);
