@@ -1009,11 +1009,12 @@ impl DistributionAware {
         // entries of the hybrid log's read-only region (M_B less the mutable region), and N
         let e_ro = design.read_only_bytes() as f64 / shape.entry_bytes;
         let n = shape.entries.max(1.0);
-        let mut parts = keys.parts();
+        let mut parts = keys.parts_cow();
         if q.lsh_unconditioned {
             if let KeySpace::Skew { .. } = keys {
-                parts.truncate(1);
-                parts[0].get = 1.0;
+                let p = parts.to_mut();
+                p.truncate(1);
+                p[0].get = 1.0;
             }
         }
         let mut lookup = 0.0;
@@ -1466,7 +1467,7 @@ impl DistributionAware {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let btree_hint = design.filter_bytes == 0;
-        let parts = keys.parts();
+        let parts = keys.parts_cow();
         // the entries the tree stores: the distinct keys, and the versions a tiered last level keeps
         let mut stored = shape;
         if !q.distinct_keys_only {

@@ -259,6 +259,15 @@ impl KeySpace {
         }
     }
 
+    /// [`KeySpace::parts`], borrowed where the key space already holds them (a model pricing thousands of
+    /// designs on one key space needs no copy per design).
+    pub fn parts_cow(&self) -> std::borrow::Cow<'_, [KeyPart]> {
+        match self {
+            KeySpace::Parts(p) => std::borrow::Cow::Borrowed(p),
+            _ => std::borrow::Cow::Owned(self.parts()),
+        }
+    }
+
     /// The partitions with their α forms (uniform: one Linear part; skew: Exact special + Linear regular).
     pub fn parts(&self) -> Vec<KeyPart> {
         match self {
