@@ -425,9 +425,18 @@ fn written(w: &Workload) -> f64 {
 /// Per key partition, the chance that a lookup of an existing key is answered by the design's entry cache
 /// (M_BC; all 0 without one): entries of the workload's size plus the cache's per-entry overhead, kept by the
 /// lookups, emptied of a key by its blind updates and read-modify-writes (whose reads do not fill it).
-fn cache_hits(design: &Design, workload: &Workload, parts: &[KeyPart]) -> Vec<f64> {
+fn cache_hits<'a>(
+    design: &Design,
+    workload: &Workload,
+    parts: &[KeyPart],
+) -> std::borrow::Cow<'a, [f64]> {
+    // (no cache: zeros, without an allocation per design priced)
+    const NONE: [f64; 64] = [0.0; 64];
     if design.cache_bytes == 0 {
-        return vec![0.0; parts.len()];
+        return match NONE.get(..parts.len()) {
+            Some(zeros) => std::borrow::Cow::Borrowed(zeros),
+            None => std::borrow::Cow::Owned(vec![0.0; parts.len()]),
+        };
     }
     let entries = design.cache_bytes as f64
         / (workload.entry_bytes() + cosine_design::CACHE_ENTRY_OVERHEAD_BYTES) as f64;
@@ -442,7 +451,12 @@ fn cache_hits(design: &Design, workload: &Workload, parts: &[KeyPart]) -> Vec<f6
     } else {
         parts
     };
-    crate::keys::cache_hit_chances(parts, entries, m.lookup, m.blind_update + m.rmw)
+    std::borrow::Cow::Owned(crate::keys::cache_hit_chances(
+        parts,
+        entries,
+        m.lookup,
+        m.blind_update + m.rmw,
+    ))
 }
 
 /// The FPR per hot level and R as our engine's filters give them: each file's filter has its level's Monkey
@@ -1030,7 +1044,7 @@ impl DistributionAware {
         // than priced); a workload that does not write leaves the load's newest there
         let written_ops = if writes(workload) { f64::INFINITY } else { 0.0 };
         let record_reads = self.lsh_engine.record_reads(shape.entry_bytes);
-        for (part, hit) in parts.iter().zip(&hits) {
+        for (part, hit) in parts.iter().zip(hits.iter()) {
             // fixed model: the buffer is half full on average, and empty for a workload without writes
             let eb0 = if q.full_buffer {
                 eb
@@ -1558,13 +1572,13 @@ impl DistributionAware {
             if design.cache_bytes > 0 {
                 let hits = cache_hits(design, workload, &parts);
                 let reads: f64 = parts.iter().map(|p| p.get).sum();
-                let hit: f64 = parts.iter().zip(&hits).map(|(p, h)| p.get * h).sum();
+                let hit: f64 = parts.iter().zip(hits.iter()).map(|(p, h)| p.get * h).sum();
                 lookup *= 1.0 - (hit / reads.max(1e-12)).clamp(0.0, 1.0);
             }
         } else if l > 0 {
             let mut scratch = Vec::new();
             let hits = cache_hits(design, workload, &parts);
-            for (part, hit) in parts.iter().zip(&hits) {
+            for (part, hit) in parts.iter().zip(hits.iter()) {
                 if part.get <= 0.0 {
                     continue;
                 }
