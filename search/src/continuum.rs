@@ -11,7 +11,9 @@
 //! every mix, fully searched, on a small catalog.
 //!
 //! Work is shared: a design is priced once per shard size (entries and operations) whichever VM type, count or
-//! provider asks ([`EvalMemo`]), and the anchors' grids are priced in parallel up front.
+//! provider asks ([`EvalMemo`]), a shard's whole design search once per provider (mixes ask for the same shard
+//! again and again), the anchors' grids are priced in parallel up front, and the providers are searched side by
+//! side.
 //!
 //! The continuum maps every cost to the fastest configuration at or below it, so more money never buys less;
 //! per provider first, then across providers.
