@@ -1038,21 +1038,33 @@ impl DistributionAware {
         let ages = LshAges::new(design, workload, shape, &parts, eb, k);
         let mut cold_probes = 0.0;
         let hits = cache_hits(design, workload, &parts);
-        // The writes whose records the log's memory holds: as with every design, the model prices the steady
-        // state, in which a workload that writes has long filled the log's memory with its own writes (a short
-        // run after a load holds more of the load's records: the peer runs' YCSB-B, 5,000 updates, read more
-        // than priced); a workload that does not write leaves the load's newest there
-        let written_ops = if writes(workload) { f64::INFINITY } else { 0.0 };
         let record_reads = self.lsh_engine.record_reads(shape.entry_bytes);
+        // fixed model: the buffer is half full on average, and empty for a workload without writes
+        let eb0 = if q.full_buffer {
+            eb
+        } else if writes(workload) {
+            eb / 2.0
+        } else {
+            0.0
+        };
+        // Memory holds the log's newest records (entries, and whether a region outlives the load): our engine's
+        // write buffer (the hybrid log's mutable region, updated in place) and the hybrid log's read-only region
+        // (the newest flushed records); FASTER's log pages, always full. As for every design, the model prices
+        // the steady state, in which a workload that writes has filled them with its own writes, drawn by the
+        // write distribution (a short run after a load holds more of the load's records: the peer runs' YCSB-B,
+        // 5,000 updates, read more than priced). A workload that does not write leaves the load's newest in the
+        // regions that outlive the load, which the load wrote one per key: a uniform share of the N stored
+        // keys, whichever keys the reads favour.
+        let windows: [(f64, bool); 2] = match (self.lsh_engine, design.log) {
+            (LshEngine::Faster, _) => [
+                (design.buffer_bytes as f64 / shape.entry_bytes, true),
+                (0.0, false),
+            ],
+            (LshEngine::Cosine, LogKind::Hybrid) => [(eb0, false), (e_ro, true)],
+            (LshEngine::Cosine, LogKind::AppendOnly) => [(eb0, false), (0.0, false)],
+        };
+        let from_load: f64 = windows.iter().filter(|w| w.1).map(|w| w.0).sum();
         for (part, hit) in parts.iter().zip(hits.iter()) {
-            // fixed model: the buffer is half full on average, and empty for a workload without writes
-            let eb0 = if q.full_buffer {
-                eb
-            } else if writes(workload) {
-                eb / 2.0
-            } else {
-                0.0
-            };
             // the chance the key is in memory
             let a0 = if q.lsh_calibrated {
                 match design.log {
@@ -1064,35 +1076,13 @@ impl DistributionAware {
                         1.0 - (1.0 - mutable) * (1.0 - read_only)
                     }
                 }
+            } else if writes(workload) {
+                1.0 - windows
+                    .iter()
+                    .map(|&(w, _)| 1.0 - KeySpace::alpha(part, w))
+                    .product::<f64>()
             } else {
-                // Memory holds the log's newest records, newest first: our engine's write buffer (the hybrid
-                // log's mutable region, updated in place, half full on average) and the hybrid log's
-                // read-only region (the newest flushed records); FASTER's log pages, always full. The
-                // workload's writes, drawn by the write distribution, are the newest; where there are none, a
-                // region that outlives the load (the read-only region, FASTER's pages) holds the load's newest,
-                // which the load wrote one per key: a uniform share of the N stored keys, whichever keys the
-                // reads favour.
-                let windows: [(f64, bool); 2] = match (self.lsh_engine, design.log) {
-                    (LshEngine::Faster, _) => [
-                        (design.buffer_bytes as f64 / shape.entry_bytes, true),
-                        (0.0, false),
-                    ],
-                    (LshEngine::Cosine, LogKind::Hybrid) => [(eb0, false), (e_ro, true)],
-                    (LshEngine::Cosine, LogKind::AppendOnly) => [(eb0, false), (0.0, false)],
-                };
-                let mut draws_left = written_ops;
-                let mut missed = 1.0;
-                let mut from_load = 0.0;
-                for (window, outlives_load) in windows {
-                    let draws = window.min(draws_left);
-                    draws_left -= draws;
-                    missed *= 1.0 - KeySpace::alpha(part, draws);
-                    if outlives_load {
-                        from_load += window - draws;
-                    }
-                }
-                missed *= 1.0 - KeySpace::alpha(part, n) * (from_load / n).min(1.0);
-                1.0 - missed
+                KeySpace::alpha(part, n) * (from_load / n).min(1.0)
             };
             let (on_disk, exists) = if q.lsh_calibrated {
                 // the authors' code: a key exists when it is in memory or in one of K full runs (of

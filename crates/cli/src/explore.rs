@@ -353,19 +353,20 @@ struct CostRequest {
     entries: Option<f64>,
 }
 
+/// A request's whole-number field, checked as the command line checks its flag.
+fn whole(field: &'static str, flag: &str, value: f64) -> Result<u64, ApiError> {
+    search_cmd::positive_int(flag, Some(value))
+        .map_err(|e| ApiError::bad(field, e))
+        .map(|n| n.unwrap_or(1))
+}
+
 async fn api_cost(body: Bytes) -> ApiResult {
     let req: CostRequest = parse(&body)?;
     let design =
         Design::from_json(&req.design.to_string()).map_err(|e| ApiError::bad("design", e))?;
     let mut workload = workload_of(&req.workload)?;
     if let Some(n) = req.entries {
-        if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0) {
-            return Err(ApiError::bad(
-                "entries",
-                format!("--entries must be a positive whole number, got {n}"),
-            ));
-        }
-        workload.entries = n as u64;
+        workload.entries = whole("entries", "--entries", n)?;
     }
     let c = DistributionAware::default()
         .evaluate(&design, &workload)
@@ -479,39 +480,14 @@ async fn api_rocksdb_options(body: Bytes) -> ApiResult {
     let req: RocksDbRequest = parse(&body)?;
     let design =
         Design::from_json(&req.design.to_string()).map_err(|e| ApiError::bad("design", e))?;
-    let whole = |x: f64| x.is_finite() && x >= 1.0 && x.fract() == 0.0;
-    if !whole(req.entries) {
-        return Err(ApiError::bad(
-            "entries",
-            format!(
-                "--entries must be a positive whole number, got {}",
-                req.entries
-            ),
-        ));
-    }
-    if !whole(req.key_bytes) {
-        return Err(ApiError::bad(
-            "key_bytes",
-            format!(
-                "--key-bytes must be a positive whole number, got {}",
-                req.key_bytes
-            ),
-        ));
-    }
-    if !whole(req.entry_bytes) {
-        return Err(ApiError::bad(
-            "entry_bytes",
-            format!(
-                "--entry-bytes must be a positive whole number, got {}",
-                req.entry_bytes
-            ),
-        ));
-    }
+    let entries = whole("entries", "--entries", req.entries)?;
+    let key_bytes = whole("key_bytes", "--key-bytes", req.key_bytes)?;
+    let entry_bytes = whole("entry_bytes", "--entry-bytes", req.entry_bytes)?;
     let o = cosine_design::rocksdb::RocksDbOptions::for_design(
         &design,
-        req.entries as u64,
-        req.entry_bytes as u64,
-        req.key_bytes as u64,
+        entries,
+        entry_bytes,
+        key_bytes,
     )
     .map_err(|e| ApiError::bad("design", e))?;
     Ok(Json(

@@ -74,7 +74,8 @@ pub struct SearchArgs {
     pub(crate) json: bool,
 }
 
-fn positive_int(name: &str, v: Option<f64>) -> Result<Option<u64>> {
+/// `v` as a whole number of at least 1, or `name`'s one-line error.
+pub(crate) fn positive_int(name: &str, v: Option<f64>) -> Result<Option<u64>> {
     match v {
         None => Ok(None),
         Some(x) if x.is_finite() && x >= 1.0 && x.fract() == 0.0 => Ok(Some(x as u64)),

@@ -162,13 +162,15 @@ impl RocksDbOptions {
         let theta = design.merge_threshold.clamp(0.01, 1.0);
         let base = ((t as f64 * flush as f64 * theta) as u64).max(1);
         // levels: level 1 holds θ·T flushes, each level T times the one above, until the entries fit
-        let data = entries as f64 * entry_bytes.max(1) as f64;
-        let mut levels = 1u64;
-        let mut capacity = base as f64;
-        while capacity < data && levels < 64 {
-            capacity *= t as f64;
-            levels += 1;
-        }
+        let levels = u64::from(
+            crate::shape::level_count(
+                entries as f64,
+                entry_bytes.max(1) as f64,
+                design.level_base_bytes(),
+                t as f64,
+            )
+            .max(1),
+        );
         let (k, z) = (design.hot_runs, design.cold_runs);
         let tiered = k > 1 || z > 1;
         let runs = k * (levels - 1) + z;
