@@ -46,6 +46,9 @@ enum Command {
     /// Writes a design in another engine's terms: `cosine export rocksdb` (a RocksDB OPTIONS file).
     #[command(subcommand)]
     Export(ExportCommand),
+    /// Tuning from measured runs (RTune): `cosine learn collect` measures configurations into a repository.
+    #[command(subcommand)]
+    Learn(crate::learn_cmd::LearnCommand),
     /// Lists the named workloads.
     Workloads,
 }
@@ -228,6 +231,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Validate(a) => crate::validate_cmd::validate(a),
         Command::Calibrate(a) => crate::bench_cmd::calibrate(a),
         Command::Export(ExportCommand::Rocksdb(a)) => export_rocksdb(a),
+        Command::Learn(c) => crate::learn_cmd::run(c),
         Command::Workloads => {
             for n in workload_names() {
                 let w = named_workload(&n)?;

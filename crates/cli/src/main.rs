@@ -6,6 +6,7 @@ mod bench_cmd;
 mod commands;
 mod explore;
 mod generate_cmd;
+mod learn_cmd;
 mod plot;
 mod rebalance_cmd;
 mod search_cmd;

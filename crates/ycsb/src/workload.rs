@@ -1,7 +1,7 @@
 //! YCSB's core workload, as YCSB's `CoreWorkload` defines it: properties (with YCSB's defaults), the six
 //! standard workloads A-F, and YCSB's property-file format, so a user's existing `workloads/workloada` works.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
 
@@ -16,7 +16,7 @@ pub struct PropertyError {
 }
 
 /// How keys of requests are chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Distribution {
     /// Every record equally likely.
@@ -28,7 +28,7 @@ pub enum Distribution {
 }
 
 /// YCSB's core workload parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CoreWorkload {
     /// Name for reports.
     pub name: String,
