@@ -1,4 +1,6 @@
-//! `cosine learn`: tuning from measured runs (RTune). `collect` measures configurations into a repository.
+//! `cosine learn`: tuning from measured runs (RTune). `collect` measures configurations into a repository;
+//! `tune` probes a target workload, matches it to the repository's, learns a surrogate, searches it, and
+//! measures the best candidates.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -13,6 +15,93 @@ pub enum LearnCommand {
     /// Measures configurations (the defaults, the model's pick, Latin-hypercube samples) on workloads and appends
     /// each run to a repository (one JSON line a run; a stopped collection resumes where it stopped).
     Collect(CollectArgs),
+    /// Tunes a target workload from a repository: probe, match (the distance table), combine, train the
+    /// surrogate, genetic search, then measure the best candidates and write the best measured configuration.
+    Tune(TuneArgs),
+}
+
+/// What `cosine learn tune` scores configurations by.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum ObjectiveArg {
+    /// RTune's: time, rate, write and space amplification against the defaults.
+    Rtune,
+    /// Device I/Os per operation against the defaults' (repeatable where times are noisy).
+    Ios,
+}
+
+/// How the target is matched to the repository's workloads.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum MatchingArg {
+    /// RTune's combined workload: every basic workload weighted by its distance.
+    Combined,
+    /// The nearest basic workload alone.
+    Nearest,
+}
+
+/// `cosine learn tune`.
+#[derive(Parser, Debug)]
+pub struct TuneArgs {
+    /// The repository directory (see `cosine learn collect`).
+    #[arg(long)]
+    repo: String,
+    /// The target: a workload name (ycsb-a, rw70-2k, ...) or a YCSB property file. It must not be one of the
+    /// repository's workloads.
+    #[arg(long)]
+    target: String,
+    /// The engine tuned.
+    #[arg(long, value_enum, default_value_t = EngineArg::Cosine)]
+    engine: EngineArg,
+    /// Records of the target (default: the repository's scale, records of 1 KiB).
+    #[arg(long)]
+    records: Option<u64>,
+    /// Operations of each run on the target (default: the repository's).
+    #[arg(long)]
+    ops: Option<u64>,
+    /// Engine memory, bytes (default: the repository's, when it holds one size).
+    #[arg(long)]
+    memory: Option<u64>,
+    /// Repository configurations the target is probed with.
+    #[arg(long, default_value_t = 10)]
+    probe: usize,
+    /// Candidates of the genetic search measured on the target.
+    #[arg(long, default_value_t = 3)]
+    verify: usize,
+    /// What configurations are scored by.
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Rtune)]
+    objective: ObjectiveArg,
+    /// How the target is matched.
+    #[arg(long, value_enum, default_value_t = MatchingArg::Combined)]
+    matching: MatchingArg,
+    /// Leave the analytical model's predicted I/Os out of the surrogate's inputs (pure RTune).
+    #[arg(long)]
+    no_model_feature: bool,
+    /// Training passes over the combined workload.
+    #[arg(long, default_value_t = 300)]
+    epochs: usize,
+    /// AdamW's learning rate.
+    #[arg(long, default_value_t = 1e-3)]
+    learning_rate: f64,
+    /// Generations of the genetic search.
+    #[arg(long, default_value_t = 1000)]
+    generations: usize,
+    /// The least rank correlation the surrogate must reach on held-out rows.
+    #[arg(long, default_value_t = 0.5)]
+    min_rank_correlation: f64,
+    /// Seed of the runs, the split, the network and the search.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Client threads of each run.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Where to write the best measured configuration (our engine: design.json).
+    #[arg(long)]
+    out: String,
+    /// Also write the whole report (probes, matches, candidates with their runs) as JSON here.
+    #[arg(long)]
+    report: Option<String>,
+    /// Where runs keep their data while they run (default: the system's temporary directory).
+    #[arg(long)]
+    work: Option<String>,
 }
 
 /// The engine a repository measures.
@@ -67,6 +156,7 @@ pub struct CollectArgs {
 pub fn run(c: LearnCommand) -> Result<()> {
     match c {
         LearnCommand::Collect(a) => collect_cmd(a),
+        LearnCommand::Tune(a) => tune_cmd(a),
     }
 }
 
@@ -177,5 +267,214 @@ fn collect_cmd(a: CollectArgs) -> Result<()> {
         },
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+fn tune_cmd(a: TuneArgs) -> Result<()> {
+    use cosine_learn::tune::{tune, Matching, Objective, TuneSpec};
+    if a.engine == EngineArg::Rocksdb {
+        bail!(
+            "--engine rocksdb is not built yet: the repository measures our engine only (issue 14)"
+        );
+    }
+    for (name, v) in [
+        ("--verify", a.verify),
+        ("--threads", a.threads),
+        ("--epochs", a.epochs),
+    ] {
+        if v == 0 {
+            bail!("{name} must be at least 1");
+        }
+    }
+    if !(a.learning_rate > 0.0 && a.learning_rate.is_finite()) {
+        bail!("--learning-rate must be a positive number");
+    }
+    if !(-1.0..=1.0).contains(&a.min_rank_correlation) {
+        bail!("--min-rank-correlation must be in [-1, 1]");
+    }
+    let repo = Repository::at(&a.repo);
+    let runs = repo.load()?;
+    let mine: Vec<_> = runs.iter().filter(|r| r.engine == "cosine").collect();
+    if mine.is_empty() {
+        bail!(
+            "{} holds no runs of our engine (collect some with cosine learn collect)",
+            repo.file().display()
+        );
+    }
+    let memory = match a.memory {
+        Some(m) => m,
+        None => {
+            let sizes: std::collections::BTreeSet<u64> = mine.iter().map(|r| r.memory).collect();
+            if sizes.len() != 1 {
+                bail!("the repository holds runs at several memory sizes ({sizes:?}): choose one with --memory");
+            }
+            *sizes.iter().next().expect("one size")
+        }
+    };
+    // the repository's scale: records of 1 KiB, and operations, of its runs (the most common)
+    let mode = |v: Vec<u64>| -> u64 {
+        let mut counts = std::collections::BTreeMap::new();
+        for x in v {
+            *counts.entry(x).or_insert(0) += 1;
+        }
+        counts
+            .into_iter()
+            .max_by_key(|(_, c)| *c)
+            .map_or(0, |(x, _)| x)
+    };
+    let records = a.records.unwrap_or_else(|| {
+        mode(
+            mine.iter()
+                .map(|r| r.workload_spec.record_count * r.workload_spec.value_bytes() as u64 / 1024)
+                .collect(),
+        )
+    });
+    let ops = a.ops.unwrap_or_else(|| {
+        mode(
+            mine.iter()
+                .map(|r| r.workload_spec.operation_count)
+                .collect(),
+        )
+    });
+    if records == 0 || ops == 0 {
+        bail!("--records and --ops must be positive");
+    }
+    let target = if std::path::Path::new(&a.target).is_file() {
+        let w = crate::bench_cmd::load_workload(&a.target, Some(&a.target), records, ops)?;
+        let mut w = w;
+        w.name = std::path::Path::new(&a.target)
+            .file_stem()
+            .map_or(a.target.clone(), |s| s.to_string_lossy().into_owned());
+        w
+    } else {
+        workloads::by_name(&a.target, records, ops).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown target '{}' (a workload name such as ycsb-a or rw70-2k, or a YCSB property file)",
+                a.target
+            )
+        })?
+    };
+    let work = a
+        .work
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let m = CosineMeasurer::new(work, a.threads);
+    let spec = TuneSpec {
+        target,
+        memory,
+        probes: a.probe,
+        verify: a.verify,
+        seed: a.seed,
+        model_feature: !a.no_model_feature,
+        train: cosine_learn::surrogate::TrainSpec {
+            epochs: a.epochs,
+            learning_rate: a.learning_rate,
+            seed: a.seed,
+            ..Default::default()
+        },
+        ga: cosine_learn::ga::GaSpec {
+            generations: a.generations,
+            seed: a.seed,
+            ..Default::default()
+        },
+        min_rank_correlation: a.min_rank_correlation,
+        objective: match a.objective {
+            ObjectiveArg::Rtune => Objective::Rtune,
+            ObjectiveArg::Ios => Objective::Ios,
+        },
+        matching: match a.matching {
+            MatchingArg::Combined => Matching::Combined,
+            MatchingArg::Nearest => Matching::Nearest,
+        },
+    };
+    println!(
+        "cosine learn tune: {} ({} records, {} operations) from {} runs in {}, {} B of memory",
+        spec.target.name,
+        spec.target.record_count,
+        spec.target.operation_count,
+        mine.len(),
+        repo.file().display(),
+        memory
+    );
+    let r = tune(&m, &runs, &spec, &mut |line| println!("  {line}"))?;
+    let d = &r.defaults.outcome;
+    println!(
+        "defaults on the target: {:.0} ops/s, {:.2} s, WA {:.2}, SA {:.2}, {:.2} I/Os an op",
+        d.throughput,
+        d.seconds,
+        d.write_amplification,
+        d.space_amplification,
+        d.ios_per_op.unwrap_or(f64::NAN)
+    );
+    println!(
+        "workload matching over {} metrics (nearest first):",
+        r.metrics
+    );
+    println!(
+        "  {:<11} {:>10} {:>8} {:>6}",
+        "workload", "distance", "weight", "rows"
+    );
+    for mt in &r.matches {
+        println!(
+            "  {:<11} {:>10.2} {:>8.3} {:>6}",
+            mt.workload, mt.distance, mt.weight, mt.rows
+        );
+    }
+    println!(
+        "surrogate: {} rows, rank correlation {:.2} on held-out rows",
+        r.rows, r.rank_correlation
+    );
+    let fmt = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!("ratios to the defaults (higher is better): time rate WA SA I/Os");
+    let best_probe = r
+        .probes
+        .iter()
+        .max_by(|a, b| a.measured_score.total_cmp(&b.measured_score));
+    if let Some(p) = best_probe {
+        println!(
+            "  best probe     {}  measured {}  score {:.3}",
+            p.config,
+            fmt(&p.measured_ratios),
+            p.measured_score
+        );
+    }
+    for (i, c) in r.candidates.iter().enumerate() {
+        println!(
+            "  candidate {}    {}  predicted {}  measured {}  score {:.3}{}",
+            i + 1,
+            c.config,
+            c.predicted_ratios.as_deref().map_or("-".into(), fmt),
+            fmt(&c.measured_ratios),
+            c.measured_score,
+            if i == r.best { "  <- best" } else { "" }
+        );
+    }
+    let best = &r.candidates[r.best];
+    std::fs::write(
+        &a.out,
+        serde_json::to_string_pretty(&best.run.settings)? + "\n",
+    )
+    .with_context(|| format!("--out {}", a.out))?;
+    println!(
+        "wrote {} (score {:.3} against the defaults{})",
+        a.out,
+        best.measured_score,
+        match best_probe {
+            Some(p) if p.measured_score > best.measured_score => format!(
+                "; the best probe, {}, measured {:.3}: the search did not beat it",
+                p.config, p.measured_score
+            ),
+            _ => String::new(),
+        }
+    );
+    if let Some(path) = &a.report {
+        std::fs::write(path, serde_json::to_string_pretty(&r)? + "\n")
+            .with_context(|| format!("--report {path}"))?;
+    }
     Ok(())
 }

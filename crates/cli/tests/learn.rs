@@ -128,3 +128,182 @@ fn collect_bad_input() {
         "line 1",
     );
 }
+
+/// The whole pipeline on a tiny repository collected here: structure and determinism, not improvement (a
+/// repository this small teaches the surrogate little; the rank-correlation floor is lowered for it).
+#[test]
+fn tune_runs_end_to_end_on_a_tiny_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let repo_s = repo.to_str().unwrap();
+    let out = cosine(&[
+        "learn",
+        "collect",
+        "--workloads",
+        "rw90-1k,rw10-1k,upd-1k,rw50-4k",
+        "--configs",
+        "6",
+        "--records",
+        "1000",
+        "--ops",
+        "300",
+        "--memory",
+        "1048576",
+        "--repo",
+        repo_s,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tune = |seed: &str, name: &str| {
+        let design = dir.path().join(format!("{name}.json"));
+        let report = dir.path().join(format!("{name}-report.json"));
+        let out = cosine(&[
+            "learn",
+            "tune",
+            "--repo",
+            repo_s,
+            "--target",
+            "ycsb-a",
+            "--probe",
+            "3",
+            "--verify",
+            "2",
+            "--epochs",
+            "20",
+            "--generations",
+            "15",
+            "--min-rank-correlation=-1",
+            "--objective",
+            "ios",
+            "--seed",
+            seed,
+            "--out",
+            design.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let design: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(design).unwrap()).unwrap();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+        (text, design, report)
+    };
+    let (text, design, report) = tune("1", "a");
+    // the repository's scale and memory are the target's
+    assert!(
+        text.contains("ycsb-a (1000 records, 300 operations) from 24 runs"),
+        "{text}"
+    );
+    assert!(text.contains("workload matching over"), "{text}");
+    for w in ["rw90-1k", "rw10-1k", "upd-1k", "rw50-4k"] {
+        assert!(
+            text.contains(w),
+            "{w} missing from the distance table: {text}"
+        );
+    }
+    let matches = report["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 4);
+    let weights: f64 = matches.iter().map(|m| m["weight"].as_f64().unwrap()).sum();
+    assert!((weights - 1.0).abs() < 1e-9, "{weights}");
+    assert!(matches
+        .windows(2)
+        .all(|m| m[0]["distance"].as_f64() <= m[1]["distance"].as_f64()));
+    assert_eq!(report["probes"].as_array().unwrap().len(), 3);
+    let candidates = report["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 2);
+    for c in candidates {
+        assert_eq!(c["run"]["workload"], "ycsb-a");
+        assert_eq!(c["measured_ratios"].as_array().unwrap().len(), 5);
+        assert!(c["predicted_fitness"].as_f64().is_some());
+    }
+    // the written design is the best measured candidate's, and keeps the memory budget
+    let best = report["best"].as_u64().unwrap() as usize;
+    assert_eq!(design, candidates[best]["run"]["settings"]);
+    let memory: u64 = ["buffer_bytes", "filter_bytes", "fence_bytes"]
+        .iter()
+        .map(|f| design[f].as_u64().unwrap())
+        .sum::<u64>()
+        + design["cache_bytes"].as_u64().unwrap_or(0);
+    assert!(memory <= 1048576 + 4096, "{memory}");
+    // the probes come from the repository alone: the same on every call
+    let (_, _, again) = tune("1", "b");
+    let ids = |r: &serde_json::Value| -> Vec<String> {
+        r["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["config"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&report), ids(&again));
+    // the target never enters the repository
+    let lines = std::fs::read_to_string(repo.join("runs.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(lines, 24);
+}
+
+#[test]
+fn tune_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    let e = empty.to_str().unwrap();
+    let out = dir.path().join("o.json");
+    let o = out.to_str().unwrap();
+    fails_with(
+        &[
+            "learn", "tune", "--repo", e, "--target", "ycsb-a", "--out", o,
+        ],
+        "holds no runs",
+    );
+    fails_with(
+        &[
+            "learn", "tune", "--repo", e, "--target", "ycsb-a", "--out", o, "--verify", "0",
+        ],
+        "--verify must be at least 1",
+    );
+    fails_with(
+        &["learn", "tune", "--repo", e, "--target", "ycsb-a"],
+        "--out",
+    );
+    // a target that is one of the repository's workloads is refused
+    let repo = dir.path().join("r");
+    let r = repo.to_str().unwrap();
+    let c = cosine(&[
+        "learn",
+        "collect",
+        "--workloads",
+        "rw90-1k,rw10-1k",
+        "--configs",
+        "1",
+        "--records",
+        "500",
+        "--ops",
+        "100",
+        "--memory",
+        "1048576",
+        "--repo",
+        r,
+    ]);
+    assert!(c.status.success());
+    fails_with(
+        &[
+            "learn", "tune", "--repo", r, "--target", "rw90-1k", "--out", o,
+        ],
+        "must be held out",
+    );
+    fails_with(
+        &["learn", "tune", "--repo", r, "--target", "nope", "--out", o],
+        "unknown target 'nope'",
+    );
+}

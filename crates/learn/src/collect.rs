@@ -13,6 +13,7 @@ use crate::lhs::latin_blocks;
 use crate::repo::{config_id, Machine, Outcome, Repository, RunRecord, Source};
 use crate::{Error, Result};
 use cosine_cost_model::cpu::PhiLibrary;
+use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::Design;
 use cosine_engine::SyncMode;
 use cosine_validate::{run_bench, searched_design, NoProgress, Run, RunSpec};
@@ -37,6 +38,11 @@ pub trait Measurer {
     /// The analytical model's pick for a workload at `memory`, with the point nearest it (None: the engine
     /// has no model pick).
     fn model_pick(&self, w: &CoreWorkload, memory: u64) -> Option<(Vec<f64>, Value)>;
+    /// The analytical model's predicted I/Os per operation of these settings on a workload (None: the engine
+    /// has no model).
+    fn model_ios(&self, _settings: &Value, _w: &CoreWorkload) -> Option<f64> {
+        None
+    }
     /// Loads the workload's records, runs its operations, and returns the internal metrics and the outcome.
     fn measure(
         &self,
@@ -194,6 +200,15 @@ impl Measurer for CosineMeasurer {
         Some((cosine_point(&self.space, &d, memory), design_json(&d)))
     }
 
+    fn model_ios(&self, settings: &Value, w: &CoreWorkload) -> Option<f64> {
+        let d = Design::from_json(&settings.to_string()).ok()?;
+        DistributionAware::new()
+            .evaluate(&d, &w.to_model())
+            .ok()
+            .map(|c| c.per_operation)
+            .filter(|x| x.is_finite())
+    }
+
     fn measure(
         &self,
         w: &CoreWorkload,
@@ -243,7 +258,7 @@ impl Measurer for CosineMeasurer {
             .map_or(0.0, |(_, o)| o.p99_us);
         let outcome = Outcome {
             throughput: r.run.throughput,
-            seconds: r.run.seconds,
+            seconds: r.load.seconds + r.run.seconds,
             p99_us: main_p99,
             write_amplification: r.stats.write_amplification,
             space_amplification: r.stats.space_amplification,

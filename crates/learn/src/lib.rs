@@ -7,14 +7,22 @@
 //! * [`workloads`]: the basic workloads a repository is measured on (RTune's read-random/write-random mixes
 //!   and update-random at several value sizes) and the held-out targets that never enter it;
 //! * [`repo`]: the repository, one JSON line per measured run, appended and resumable;
-//! * [`collect`]: measuring configurations on workloads into a repository.
+//! * [`collect`]: measuring configurations on workloads into a repository;
+//! * [`represent`]: workload representation (five statistics per internal metric) and Mahalanobis matching;
+//! * [`surrogate`]: the network from a configuration to its outcomes (candle);
+//! * [`ga`]: the genetic search with the surrogate as fitness;
+//! * [`tune`]: the pipeline: probe, represent, match, combine, learn, search, and measure the best candidates.
 
 #![deny(missing_docs)]
 
 pub mod collect;
+pub mod ga;
 pub mod knobs;
 pub mod lhs;
 pub mod repo;
+pub mod represent;
+pub mod surrogate;
+pub mod tune;
 pub mod workloads;
 
 /// What went wrong.

@@ -71,7 +71,7 @@ impl Machine {
 pub struct Outcome {
     /// Operations per second of the timed run.
     pub throughput: f64,
-    /// Seconds of the timed run (RTune's TIME).
+    /// Seconds of the load and the timed run together (RTune's TIME: db_bench's whole run, writes included).
     pub seconds: f64,
     /// The 99th-percentile latency of the run's most frequent operation type, microseconds.
     pub p99_us: f64,

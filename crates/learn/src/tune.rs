@@ -1,0 +1,521 @@
+//! The tuning pipeline (RTune Fig. 2), with one step RTune leaves out: the genetic search's best candidates are
+//! measured on the target, and the best measured one is returned.
+//!
+//! 1. Probe: the target runs the engine's defaults (the baseline every score is against) and the `probes`
+//!    repository configurations that scored best over the basic workloads.
+//! 2. Represent and match: the target's and each basic workload's five statistics per internal metric over
+//!    those same configurations; Mahalanobis distances; weights (RTune §3.2.2), or the nearest workload alone.
+//! 3. Combine: each basic workload gives its round(w_i · n) best runs (best against its own defaults).
+//! 4. Learn: the surrogate maps a configuration (and, unless turned off, the analytical model's predicted I/Os
+//!    on the target) to its outcomes as log-ratios to its workload's defaults; a fifth of the rows is held out
+//!    and the pipeline refuses to go on when the surrogate's rank correlation there is below the floor.
+//! 5. Search: RTune's genetic algorithm over the knob space with the surrogate's score as fitness.
+//! 6. Verify: the `verify` best distinct candidates are measured on the target; the best measured one wins.
+//!
+//! Scores: the fitness is RTune's Eq. 2 with equal weights (the mean of T_D/T, R/R_D, WA_D/WA, SA_D/SA); a
+//! measured configuration is reported by Eq. 4 (their geometric mean), or, with [`Objective::Ios`], by the
+//! defaults' I/Os per operation over its own (repeatable where times are noisy).
+
+use crate::collect::{measure_one, Config, Measurer};
+use crate::ga::{search, GaSpec};
+use crate::repo::{Outcome, RunRecord, Source};
+use crate::represent::{apportion, by_workload, distances, weights, Metrics};
+use crate::surrogate::{spearman, Surrogate, TrainSpec};
+use crate::{Error, Result};
+use cosine_ycsb::CoreWorkload;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// What a configuration is scored by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// RTune's: time, rate, write amplification and space amplification against the defaults.
+    Rtune,
+    /// Device I/Os per operation against the defaults' (engines that count them).
+    Ios,
+}
+
+/// How the combined workload is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Matching {
+    /// RTune's: every basic workload weighted by its distance.
+    Combined,
+    /// The nearest basic workload alone (RTune's "not combined" ablation).
+    Nearest,
+}
+
+/// A tuning request.
+#[derive(Clone, Debug)]
+pub struct TuneSpec {
+    /// The target workload (never one of the repository's).
+    pub target: CoreWorkload,
+    /// Engine memory, bytes (the repository's runs at this memory are used).
+    pub memory: u64,
+    /// Repository configurations the target is probed with.
+    pub probes: usize,
+    /// Candidates of the genetic search measured on the target.
+    pub verify: usize,
+    /// Seed of the request generators, the held-out split, the network and the search.
+    pub seed: u64,
+    /// Give the surrogate the analytical model's predicted I/Os as an input.
+    pub model_feature: bool,
+    /// Network training.
+    pub train: TrainSpec,
+    /// Genetic search.
+    pub ga: GaSpec,
+    /// The least rank correlation on held-out rows the surrogate must reach.
+    pub min_rank_correlation: f64,
+    /// What a configuration is scored by.
+    pub objective: Objective,
+    /// How the combined workload is made.
+    pub matching: Matching,
+}
+
+/// One basic workload's match.
+#[derive(Clone, Debug, Serialize)]
+pub struct Match {
+    /// The basic workload.
+    pub workload: String,
+    /// Its distance from the target.
+    pub distance: f64,
+    /// Its weight.
+    pub weight: f64,
+    /// Rows it gives the combined workload.
+    pub rows: usize,
+}
+
+/// A measured candidate.
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    /// Where it came from.
+    pub source: Source,
+    /// The configuration's id.
+    pub config: String,
+    /// The surrogate's fitness (Eq. 2), for candidates of the search.
+    pub predicted_fitness: Option<f64>,
+    /// The surrogate's predicted ratios to the defaults: time, rate, WA, SA, I/Os.
+    pub predicted_ratios: Option<Vec<f64>>,
+    /// The measured ratios: time, rate, WA, SA, I/Os.
+    pub measured_ratios: Vec<f64>,
+    /// The measured score under the objective (Eq. 4 for RTune's).
+    pub measured_score: f64,
+    /// The run.
+    pub run: RunRecord,
+}
+
+/// What tuning did.
+#[derive(Clone, Debug, Serialize)]
+pub struct TuneReport {
+    /// The target's run with the engine's defaults.
+    pub defaults: RunRecord,
+    /// The probes, measured.
+    pub probes: Vec<Candidate>,
+    /// The metrics the representation used.
+    pub metrics: usize,
+    /// Every basic workload's distance, weight and rows, nearest first.
+    pub matches: Vec<Match>,
+    /// Distinct runs the surrogate was trained on (the combined workload repeats some).
+    pub rows: usize,
+    /// The surrogate's rank correlation between predicted and actual scores on the held-out rows.
+    pub rank_correlation: f64,
+    /// The search's candidates, measured.
+    pub candidates: Vec<Candidate>,
+    /// Index into `candidates` of the best measured one.
+    pub best: usize,
+}
+
+/// Outcome ratios to the defaults, each "higher is better": T_D/T, R/R_D, WA_D/WA, SA_D/SA, IO_D/IO.
+pub fn ratios(o: &Outcome, d: &Outcome) -> [f64; 5] {
+    let div = |a: f64, b: f64| if b > 0.0 && a > 0.0 { a / b } else { 1.0 };
+    [
+        div(d.seconds, o.seconds),
+        div(o.throughput, d.throughput),
+        div(d.write_amplification, o.write_amplification),
+        div(d.space_amplification, o.space_amplification),
+        match (d.ios_per_op, o.ios_per_op) {
+            (Some(a), Some(b)) => div(a.max(1e-3), b.max(1e-3)),
+            _ => 1.0,
+        },
+    ]
+}
+
+/// A measured score from ratios: RTune's Eq. 4 (geometric mean of the four), or the I/O ratio.
+pub fn measured_score(r: &[f64; 5], objective: Objective) -> f64 {
+    match objective {
+        Objective::Rtune => (r[0] * r[1] * r[2] * r[3]).powf(0.25),
+        Objective::Ios => r[4],
+    }
+}
+
+/// The search's fitness from ratios: RTune's Eq. 2 with equal weights, or the I/O ratio.
+pub fn fitness(r: &[f64], objective: Objective) -> f64 {
+    match objective {
+        Objective::Rtune => r[..4].iter().sum::<f64>() / 4.0,
+        Objective::Ios => r[4],
+    }
+}
+
+fn default_of<'a>(runs: &[&'a RunRecord]) -> Option<&'a RunRecord> {
+    runs.iter().copied().find(|r| r.source == Source::Default)
+}
+
+/// Tunes the target: see the module's steps. `progress` hears a line per step.
+pub fn tune(
+    m: &dyn Measurer,
+    repo_runs: &[RunRecord],
+    spec: &TuneSpec,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TuneReport> {
+    let space = m.space();
+    let runs: Vec<RunRecord> = repo_runs
+        .iter()
+        .filter(|r| r.engine == m.engine() && r.memory == spec.memory)
+        .cloned()
+        .collect();
+    let groups = by_workload(&runs);
+    if groups.contains_key(&spec.target.name) {
+        return Err(Error::Invalid(format!(
+            "the target {} is in the repository: a target must be held out of it",
+            spec.target.name
+        )));
+    }
+    // basic workloads with a defaults run (every score is against it)
+    let basics: BTreeMap<&String, (&RunRecord, &Vec<&RunRecord>)> = groups
+        .iter()
+        .filter_map(|(w, rs)| default_of(rs).map(|d| (w, (d, rs))))
+        .collect();
+    if basics.len() < 2 {
+        return Err(Error::Invalid(format!(
+            "the repository holds {} workloads with a defaults run of {} at {} bytes of memory; tuning needs at least 2",
+            basics.len(),
+            m.engine(),
+            spec.memory
+        )));
+    }
+    // 1. probe: the configurations every basic workload ran, by their mean score there
+    let mut by_config: HashMap<&str, Vec<f64>> = HashMap::new();
+    for (d, rs) in basics.values() {
+        for r in rs.iter() {
+            let s = measured_score(&ratios(&r.outcome, &d.outcome), spec.objective);
+            by_config.entry(r.config.as_str()).or_default().push(s);
+        }
+    }
+    let mut shared: Vec<(&str, f64)> = by_config
+        .iter()
+        .filter(|(_, s)| s.len() == basics.len())
+        .map(|(c, s)| (*c, s.iter().sum::<f64>() / s.len() as f64))
+        .collect();
+    shared.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    let any_basic = basics
+        .values()
+        .next()
+        .map(|(_, rs)| rs)
+        .expect("two basics");
+    let config_of = |id: &str| -> Option<Config> {
+        let r = any_basic.iter().find(|r| r.config == id)?;
+        let point = space.point(&r.knobs).ok()?;
+        Some(Config {
+            source: Source::Probe,
+            point,
+            knobs: r.knobs.clone(),
+            settings: r.settings.clone(),
+            id: r.config.clone(),
+        })
+    };
+    let (dp, ds) = m.defaults(spec.memory);
+    let default_config = Config::new(space, Source::Default, dp, ds, spec.memory);
+    progress(&format!(
+        "probing {} with the defaults and {} repository configurations",
+        spec.target.name, spec.probes
+    ));
+    let defaults = measure_one(m, &spec.target, &default_config, spec.memory, spec.seed)?;
+    let probe_configs: Vec<Config> = shared
+        .iter()
+        .filter(|(c, _)| *c != default_config.id)
+        .filter_map(|(c, _)| config_of(c))
+        .take(spec.probes)
+        .collect();
+    if probe_configs.is_empty() {
+        return Err(Error::Invalid(
+            "no repository configuration was run on every basic workload: nothing to probe with"
+                .into(),
+        ));
+    }
+    let mut probes = Vec::new();
+    for c in &probe_configs {
+        let r = measure_one(m, &spec.target, c, spec.memory, spec.seed)?;
+        let rt = ratios(&r.outcome, &defaults.outcome);
+        probes.push(Candidate {
+            source: Source::Probe,
+            config: c.id.clone(),
+            predicted_fitness: None,
+            predicted_ratios: None,
+            measured_ratios: rt.to_vec(),
+            measured_score: measured_score(&rt, spec.objective),
+            run: r,
+        });
+    }
+    // 2. represent and match over the same configurations
+    let probe_ids: Vec<&str> = std::iter::once(default_config.id.as_str())
+        .chain(probe_configs.iter().map(|c| c.id.as_str()))
+        .collect();
+    let target_runs: Vec<&RunRecord> = std::iter::once(&defaults)
+        .chain(probes.iter().map(|p| &p.run))
+        .collect();
+    let basic_probe_runs: Vec<(&String, Vec<&RunRecord>)> = basics
+        .iter()
+        .map(|(w, (_, rs))| {
+            (
+                *w,
+                rs.iter()
+                    .copied()
+                    .filter(|r| probe_ids.contains(&r.config.as_str()))
+                    .collect(),
+            )
+        })
+        .collect();
+    let pool: Vec<&RunRecord> = target_runs
+        .iter()
+        .copied()
+        .chain(
+            basic_probe_runs
+                .iter()
+                .flat_map(|(_, rs)| rs.iter().copied()),
+        )
+        .collect();
+    let metrics = Metrics::of(&pool);
+    let target_rep = metrics.represent(&spec.target.name, &target_runs);
+    let reps: Vec<_> = basic_probe_runs
+        .iter()
+        .map(|(w, rs)| metrics.represent(w, rs))
+        .collect();
+    let d = distances(&target_rep, &reps)?;
+    let w = match spec.matching {
+        Matching::Combined => weights(&d),
+        Matching::Nearest => {
+            let best = (0..d.len())
+                .min_by(|&a, &b| d[a].total_cmp(&d[b]))
+                .unwrap_or(0);
+            (0..d.len())
+                .map(|i| if i == best { 1.0 } else { 0.0 })
+                .collect()
+        }
+    };
+    // 3. the combined workload. RTune's has as many rows as one basic workload (20,000), round(w_i · n) of
+    // workload i's best runs. A repository of tens of runs a workload would leave the network a handful of
+    // rows, so ours has as many rows as the repository's basic workloads together, and a workload whose share
+    // exceeds its runs gives them again, best first (a repeated row weighs its workload more). The held-out
+    // rows are distinct runs, never a copy of a training row.
+    let n: usize = basics.values().map(|(_, rs)| rs.len()).sum();
+    let counts = apportion(&w, n);
+    let mut matches: Vec<Match> = basics
+        .keys()
+        .enumerate()
+        .map(|(i, name)| Match {
+            workload: (*name).clone(),
+            distance: d[i],
+            weight: w[i],
+            rows: counts[i],
+        })
+        .collect();
+    matches.sort_by(|a, b| a.distance.total_cmp(&b.distance));
+    // distinct rows (point, ratios, run) with how many times each enters the combined workload
+    let mut rows: Vec<(Vec<f64>, [f64; 5], &RunRecord)> = Vec::new();
+    let mut copies: Vec<usize> = Vec::new();
+    for (i, (_, (dflt, rs))) in basics.iter().enumerate() {
+        if counts[i] == 0 {
+            continue;
+        }
+        let mut scored: Vec<(f64, &RunRecord, [f64; 5], Vec<f64>)> = rs
+            .iter()
+            .filter_map(|r| {
+                let rt = ratios(&r.outcome, &dflt.outcome);
+                let p = space.point(&r.knobs).ok()?;
+                Some((measured_score(&rt, spec.objective), *r, rt, p))
+            })
+            .collect();
+        if scored.is_empty() {
+            continue;
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let len = scored.len();
+        let taken = counts[i].min(len);
+        for (k, (_, r, rt, p)) in scored.into_iter().take(taken).enumerate() {
+            rows.push((p, rt, r));
+            copies.push(counts[i] / len + usize::from(k < counts[i] % len));
+        }
+    }
+    if rows.len() < 10 {
+        return Err(Error::Invalid(format!(
+            "the combined workload has {} distinct runs; the surrogate needs at least 10 (collect more configurations)",
+            rows.len()
+        )));
+    }
+    // 4. learn: inputs the point (and the model's predicted I/Os on the target), outcomes the log-ratios
+    let mut feature_memo: HashMap<Vec<u64>, f64> = HashMap::new();
+    let mut model_feature = |p: &[f64]| -> f64 {
+        let key: Vec<u64> = p.iter().map(|x| x.to_bits()).collect();
+        *feature_memo.entry(key).or_insert_with(|| {
+            m.settings(p, spec.memory)
+                .ok()
+                .and_then(|s| m.model_ios(&s, &spec.target))
+                .map_or(0.0, |io| (1.0 + io.max(0.0)).ln())
+        })
+    };
+    let mut x: Vec<Vec<f64>> = Vec::with_capacity(rows.len());
+    for (p, _, r) in &rows {
+        let mut v = p.clone();
+        if spec.model_feature {
+            let io = m
+                .model_ios(&r.settings, &spec.target)
+                .map_or(0.0, |io| (1.0 + io.max(0.0)).ln());
+            v.push(io);
+        }
+        x.push(v);
+    }
+    // the model feature scaled to [0, 1] over the rows (RTune's min-max scaling)
+    let (flo, fhi) = if spec.model_feature {
+        x.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                let f = *v.last().unwrap_or(&0.0);
+                (a.min(f), b.max(f))
+            })
+    } else {
+        (0.0, 1.0)
+    };
+    let scale = move |f: f64| {
+        if fhi > flo {
+            (f - flo) / (fhi - flo)
+        } else {
+            0.5
+        }
+    };
+    if spec.model_feature {
+        for v in &mut x {
+            if let Some(f) = v.last_mut() {
+                *f = scale(*f);
+            }
+        }
+    }
+    let y: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|(_, rt, _)| rt.iter().map(|v| v.ln()).collect())
+        .collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.shuffle(&mut StdRng::seed_from_u64(spec.seed));
+    let held = (rows.len() / 5).max(2);
+    let (test, train) = order.split_at(held);
+    // a training set repeats each row as often as the combined workload holds it
+    let expand = |idx: &[usize], v: &[Vec<f64>]| -> Vec<Vec<f64>> {
+        idx.iter()
+            .flat_map(|&i| std::iter::repeat_n(v[i].clone(), copies[i].max(1)))
+            .collect()
+    };
+    let pick = |idx: &[usize], v: &[Vec<f64>]| -> Vec<Vec<f64>> {
+        idx.iter().map(|&i| v[i].clone()).collect()
+    };
+    progress(&format!(
+        "training the surrogate on {} distinct runs ({} rows with repeats; {} runs held out)",
+        train.len(),
+        train.iter().map(|&i| copies[i].max(1)).sum::<usize>(),
+        test.len()
+    ));
+    let net = Surrogate::train(&expand(train, &x), &expand(train, &y), spec.train)?;
+    let pred = net.predict(&pick(test, &x))?;
+    let score_of = |logr: &[f64]| {
+        let r: Vec<f64> = logr.iter().map(|v| v.exp()).collect();
+        fitness(&r, spec.objective)
+    };
+    let predicted: Vec<f64> = pred.iter().map(|p| score_of(p)).collect();
+    let actual: Vec<f64> = test.iter().map(|&i| score_of(&y[i])).collect();
+    let rank_correlation = spearman(&predicted, &actual);
+    progress(&format!(
+        "surrogate rank correlation on {} held-out rows: {rank_correlation:.2}",
+        test.len()
+    ));
+    if rank_correlation.is_nan() || rank_correlation < spec.min_rank_correlation {
+        return Err(Error::Invalid(format!(
+            "the surrogate ranks held-out runs with a rank correlation of {rank_correlation:.2}, below {:.2}: its picks would be guesses (collect more runs, or lower --min-rank-correlation knowingly)",
+            spec.min_rank_correlation
+        )));
+    }
+    let all: Vec<usize> = (0..rows.len()).collect();
+    let net = Surrogate::train(&expand(&all, &x), &expand(&all, &y), spec.train)?;
+    // 5. search
+    progress(&format!(
+        "genetic search: {} generations of {}",
+        spec.ga.generations, spec.ga.population
+    ));
+    let mut initial: Vec<Vec<f64>> = rows.iter().map(|(p, _, _)| p.clone()).collect();
+    initial.dedup();
+    let canonical = |p: &[f64]| space.canonical(p);
+    let use_feature = spec.model_feature;
+    let mut fit = |batch: &[Vec<f64>]| -> Vec<f64> {
+        let inputs: Vec<Vec<f64>> = batch
+            .iter()
+            .map(|p| {
+                let mut v = p.clone();
+                if use_feature {
+                    v.push(scale(model_feature(p)));
+                }
+                v
+            })
+            .collect();
+        match net.predict(&inputs) {
+            Ok(out) => out.iter().map(|o| score_of(o)).collect(),
+            Err(_) => vec![f64::NEG_INFINITY; batch.len()],
+        }
+    };
+    let best = search(space.dim(), &initial, spec.ga, &canonical, &mut fit);
+    // 6. verify
+    let mut candidates = Vec::new();
+    for (p, f) in best.into_iter().take(spec.verify.max(1)) {
+        let settings = m.settings(&p, spec.memory)?;
+        let c = Config::new(space, Source::Tuned, p.clone(), settings, spec.memory);
+        progress(&format!(
+            "measuring candidate {} (predicted fitness {f:.3})",
+            c.id
+        ));
+        let mut input = p.clone();
+        if use_feature {
+            input.push(scale(model_feature(&p)));
+        }
+        let predicted_ratios = net
+            .predict(&[input])?
+            .first()
+            .map(|o| o.iter().map(|v| v.exp()).collect());
+        let r = measure_one(m, &spec.target, &c, spec.memory, spec.seed)?;
+        let rt = ratios(&r.outcome, &defaults.outcome);
+        candidates.push(Candidate {
+            source: Source::Tuned,
+            config: c.id.clone(),
+            predicted_fitness: Some(f),
+            predicted_ratios,
+            measured_ratios: rt.to_vec(),
+            measured_score: measured_score(&rt, spec.objective),
+            run: r,
+        });
+    }
+    let best = (0..candidates.len())
+        .max_by(|&a, &b| {
+            candidates[a]
+                .measured_score
+                .total_cmp(&candidates[b].measured_score)
+        })
+        .unwrap_or(0);
+    Ok(TuneReport {
+        defaults,
+        probes,
+        metrics: metrics.names.len(),
+        matches,
+        rows: rows.len(),
+        rank_correlation,
+        candidates,
+        best,
+    })
+}
