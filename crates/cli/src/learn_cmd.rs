@@ -18,6 +18,54 @@ pub enum LearnCommand {
     /// Tunes a target workload from a repository: probe, match (the distance table), combine, train the
     /// surrogate, genetic search, then measure the best candidates and write the best measured configuration.
     Tune(TuneArgs),
+    /// The held-out evaluation: on targets outside the repository, the defaults, the model's pick, `tune`
+    /// (RTune), `tune` with the model's predicted I/Os as an input, nearest-workload matching and equal-budget
+    /// random search, measured side by side.
+    Evaluate(EvaluateArgs),
+}
+
+/// `cosine learn evaluate`.
+#[derive(Parser, Debug)]
+pub struct EvaluateArgs {
+    /// The repository directory.
+    #[arg(long)]
+    repo: String,
+    /// Targets, comma-separated (`targets`: YCSB A, B, F, rw70-2k and rw30-8k).
+    #[arg(long, default_value = "targets")]
+    targets: String,
+    /// Seeds, comma-separated: each target is tuned once per seed.
+    #[arg(long, default_value = "1,2,3")]
+    seeds: String,
+    /// Rounds the picks are measured side by side in (their median outcome is scored).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Repository configurations each tuning probes the target with.
+    #[arg(long, default_value_t = 10)]
+    probe: usize,
+    /// Candidates each tuning measures.
+    #[arg(long, default_value_t = 3)]
+    verify: usize,
+    /// What the tunings and the random search score by.
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Rtune)]
+    objective: ObjectiveArg,
+    /// Training passes of each surrogate.
+    #[arg(long, default_value_t = 300)]
+    epochs: usize,
+    /// Generations of each genetic search.
+    #[arg(long, default_value_t = 1000)]
+    generations: usize,
+    /// Client threads of each run.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Print one JSON document (every target, seed and pick) instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Also write that JSON document to this file.
+    #[arg(long)]
+    json_out: Option<String>,
+    /// Where runs keep their data while they run (default: the system's temporary directory).
+    #[arg(long)]
+    work: Option<String>,
 }
 
 /// What `cosine learn tune` scores configurations by.
@@ -72,9 +120,11 @@ pub struct TuneArgs {
     /// How the target is matched.
     #[arg(long, value_enum, default_value_t = MatchingArg::Combined)]
     matching: MatchingArg,
-    /// Leave the analytical model's predicted I/Os out of the surrogate's inputs (pure RTune).
+    /// Give the surrogate the analytical model's predicted I/Os on the target as one more input (off: RTune
+    /// as published). Off by default: in `cosine learn evaluate` the genetic search exploited the network
+    /// along that input and picked worse configurations than without it (BENCHMARKS.md).
     #[arg(long)]
-    no_model_feature: bool,
+    model_feature: bool,
     /// Training passes over the combined workload.
     #[arg(long, default_value_t = 300)]
     epochs: usize,
@@ -157,6 +207,7 @@ pub fn run(c: LearnCommand) -> Result<()> {
     match c {
         LearnCommand::Collect(a) => collect_cmd(a),
         LearnCommand::Tune(a) => tune_cmd(a),
+        LearnCommand::Evaluate(a) => evaluate_cmd(a),
     }
 }
 
@@ -365,7 +416,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         probes: a.probe,
         verify: a.verify,
         seed: a.seed,
-        model_feature: !a.no_model_feature,
+        model_feature: a.model_feature,
         train: cosine_learn::surrogate::TrainSpec {
             epochs: a.epochs,
             learning_rate: a.learning_rate,
@@ -476,5 +527,167 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         std::fs::write(path, serde_json::to_string_pretty(&r)? + "\n")
             .with_context(|| format!("--report {path}"))?;
     }
+    Ok(())
+}
+
+/// The memory and the 1 KiB-equivalent scale (records, operations) of a repository's runs of our engine.
+fn repository_scale(runs: &[cosine_learn::repo::RunRecord]) -> Result<(u64, u64, u64)> {
+    let mine: Vec<_> = runs.iter().filter(|r| r.engine == "cosine").collect();
+    if mine.is_empty() {
+        bail!(
+            "the repository holds no runs of our engine (collect some with cosine learn collect)"
+        );
+    }
+    let mode = |v: Vec<u64>| -> u64 {
+        let mut counts = std::collections::BTreeMap::new();
+        for x in v {
+            *counts.entry(x).or_insert(0) += 1;
+        }
+        counts
+            .into_iter()
+            .max_by_key(|(_, c)| *c)
+            .map_or(0, |(x, _)| x)
+    };
+    let sizes: std::collections::BTreeSet<u64> = mine.iter().map(|r| r.memory).collect();
+    if sizes.len() != 1 {
+        bail!("the repository holds runs at several memory sizes ({sizes:?})");
+    }
+    Ok((
+        *sizes.iter().next().expect("one size"),
+        mode(
+            mine.iter()
+                .map(|r| r.workload_spec.record_count * r.workload_spec.value_bytes() as u64 / 1024)
+                .collect(),
+        ),
+        mode(
+            mine.iter()
+                .map(|r| r.workload_spec.operation_count)
+                .collect(),
+        ),
+    ))
+}
+
+fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
+    use cosine_learn::evaluate::{check, evaluate_target, METHODS};
+    use cosine_learn::tune::{Matching, Objective, TuneSpec};
+    check(a.repeats)?;
+    for (name, v) in [
+        ("--verify", a.verify),
+        ("--threads", a.threads),
+        ("--epochs", a.epochs),
+    ] {
+        if v == 0 {
+            bail!("{name} must be at least 1");
+        }
+    }
+    let seeds: Vec<u64> = a
+        .seeds
+        .split(',')
+        .map(|s| s.trim().parse::<u64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("--seeds must be whole numbers separated by commas"))?;
+    let repo = Repository::at(&a.repo);
+    let runs = repo.load()?;
+    let (memory, records, ops) = repository_scale(&runs)?;
+    let targets = parse_workloads(&a.targets, records, ops)?;
+    let work = a
+        .work
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    let m = CosineMeasurer::new(work, a.threads);
+    let started = Instant::now();
+    let mut all = Vec::new();
+    for t in &targets {
+        for &seed in &seeds {
+            let template = TuneSpec {
+                target: t.clone(),
+                memory,
+                probes: a.probe,
+                verify: a.verify,
+                seed,
+                model_feature: false,
+                train: cosine_learn::surrogate::TrainSpec {
+                    epochs: a.epochs,
+                    learning_rate: 1e-3,
+                    seed,
+                    ..Default::default()
+                },
+                ga: cosine_learn::ga::GaSpec {
+                    generations: a.generations,
+                    seed,
+                    ..Default::default()
+                },
+                min_rank_correlation: 0.5,
+                objective: match a.objective {
+                    ObjectiveArg::Rtune => Objective::Rtune,
+                    ObjectiveArg::Ios => Objective::Ios,
+                },
+                matching: Matching::Combined,
+            };
+            let r = evaluate_target(&m, &runs, &template, a.repeats, &mut |line| {
+                if !a.json {
+                    eprintln!("  {line}");
+                }
+            })?;
+            all.push(r);
+        }
+    }
+    let doc = serde_json::to_string_pretty(&serde_json::json!({
+        "repository": repo.file(), "memory": memory, "records": records, "operations": ops,
+        "repeats": a.repeats, "seeds": seeds, "results": all,
+    }))?;
+    if let Some(path) = &a.json_out {
+        std::fs::write(path, doc.clone() + "\n").with_context(|| format!("--json-out {path}"))?;
+    }
+    if a.json {
+        println!("{doc}");
+        return Ok(());
+    }
+    println!(
+        "RTune's score (Eq. 4: geometric mean of the time, rate, WA and SA ratios to the defaults; median of {} side-by-side rounds), per target: median over seeds (min-max); I/O ratio below",
+        a.repeats
+    );
+    print!("{:<10}", "target");
+    for m in METHODS.iter().skip(1) {
+        print!(" {m:>19}");
+    }
+    println!();
+    let cell = |v: &mut Vec<f64>| -> String {
+        v.retain(|x| x.is_finite());
+        if v.is_empty() {
+            return "failed".into();
+        }
+        v.sort_by(f64::total_cmp);
+        let med = v[v.len() / 2];
+        format!("{med:.2} ({:.2}-{:.2})", v[0], v[v.len() - 1])
+    };
+    for t in &targets {
+        for (label, field) in [("score", 0), ("I/O", 1)] {
+            let name = if field == 0 {
+                t.name.clone()
+            } else {
+                format!("  {label}")
+            };
+            print!("{name:<10}");
+            for method in METHODS.iter().skip(1) {
+                let mut v: Vec<f64> = all
+                    .iter()
+                    .filter(|r| r.target == t.name)
+                    .flat_map(|r| r.picks.iter().filter(|p| p.method == *method))
+                    .map(|p| if field == 0 { p.score } else { p.io_ratio })
+                    .collect();
+                print!(" {:>19}", cell(&mut v));
+            }
+            println!();
+        }
+    }
+    for r in &all {
+        for p in &r.picks {
+            if let Some(f) = &p.failed {
+                println!("{} seed {}: {} failed: {f}", r.target, r.seed, p.method);
+            }
+        }
+    }
+    println!("{:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }

@@ -11,11 +11,14 @@
 //! * [`represent`]: workload representation (five statistics per internal metric) and Mahalanobis matching;
 //! * [`surrogate`]: the network from a configuration to its outcomes (candle);
 //! * [`ga`]: the genetic search with the surrogate as fitness;
-//! * [`tune`]: the pipeline: probe, represent, match, combine, learn, search, and measure the best candidates.
+//! * [`tune`]: the pipeline: probe, represent, match, combine, learn, search, and measure the best candidates;
+//! * [`evaluate`]: the held-out evaluation: every method's pick on targets outside the repository, measured
+//!   side by side.
 
 #![deny(missing_docs)]
 
 pub mod collect;
+pub mod evaluate;
 pub mod ga;
 pub mod knobs;
 pub mod lhs;

@@ -388,9 +388,11 @@ pub fn tune(
     } else {
         (0.0, 1.0)
     };
+    // clamped to the rows' range: the network has seen nothing beyond it, and the search would otherwise
+    // exploit its extrapolation
     let scale = move |f: f64| {
         if fhi > flo {
-            (f - flo) / (fhi - flo)
+            ((f - flo) / (fhi - flo)).clamp(0.0, 1.0)
         } else {
             0.5
         }

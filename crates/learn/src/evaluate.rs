@@ -1,0 +1,261 @@
+//! The held-out evaluation of tuning (issue 14's table): on targets that never entered the repository, each
+//! method picks a configuration, and the picks are then measured side by side.
+//!
+//! Methods: the engine's defaults (the baseline), the analytical model's pick, `tune` (the tuning pipeline as
+//! `cosine learn tune` runs it: RTune as published), `tune+model` (the same with the analytical model's
+//! predicted I/Os among the surrogate's inputs), `nearest` (the nearest basic workload alone instead of the
+//! combined one), and `random` (uniform random configurations, as many measured runs as `tune` made, the best
+//! measured kept).
+//!
+//! A method's own pick is judged on fresh runs, not on the measurement that picked it (picking the best of
+//! several noisy runs flatters it): every pick and the defaults are run `repeats` times, in an order rotated
+//! each round, and each is scored by its median outcome against the defaults' median — RTune's Eq. 4 (the
+//! geometric mean of the time, rate, write- and space-amplification ratios) and the I/O ratio.
+
+use crate::collect::{measure_one, Config, Measurer};
+use crate::repo::{Outcome, RunRecord, Source};
+use crate::tune::{measured_score, ratios, tune, Matching, Objective, TuneSpec};
+use crate::{Error, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+/// The methods compared, in the table's order.
+pub const METHODS: [&str; 6] = [
+    "defaults",
+    "model",
+    "tune",
+    "tune+model",
+    "nearest",
+    "random",
+];
+
+/// One method's pick on one target and seed, measured side by side with the others.
+#[derive(Clone, Debug, Serialize)]
+pub struct Pick {
+    /// The method.
+    pub method: String,
+    /// The configuration's id.
+    pub config: String,
+    /// The configuration's settings.
+    pub settings: serde_json::Value,
+    /// Runs the method measured to make its pick (0 for the defaults and the model).
+    pub tuning_runs: usize,
+    /// Median ratios to the defaults over the repeats: time, rate, WA, SA, I/Os.
+    pub ratios: Vec<f64>,
+    /// RTune's score (Eq. 4) of the median ratios.
+    pub score: f64,
+    /// The I/O ratio (the defaults' I/Os per operation over the pick's).
+    pub io_ratio: f64,
+    /// Why the method has no pick, when it failed (e.g. the surrogate refused).
+    pub failed: Option<String>,
+}
+
+/// One target at one seed.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetRun {
+    /// The target.
+    pub target: String,
+    /// The seed.
+    pub seed: u64,
+    /// Every method's pick.
+    pub picks: Vec<Pick>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The median outcome of runs, field by field.
+pub fn median_outcome(runs: &[Outcome]) -> Outcome {
+    let f = |g: &dyn Fn(&Outcome) -> f64| median(runs.iter().map(g).collect());
+    Outcome {
+        throughput: f(&|o| o.throughput),
+        seconds: f(&|o| o.seconds),
+        p99_us: f(&|o| o.p99_us),
+        write_amplification: f(&|o| o.write_amplification),
+        space_amplification: f(&|o| o.space_amplification),
+        ios_per_op: runs
+            .iter()
+            .all(|o| o.ios_per_op.is_some())
+            .then(|| f(&|o| o.ios_per_op.unwrap_or(0.0))),
+        peak_resident_bytes: None,
+    }
+}
+
+/// Evaluates every method on `target` at `seed`; `template` gives the tuning settings (its target and seed
+/// are replaced). `progress` hears a line per step.
+pub fn evaluate_target(
+    m: &dyn Measurer,
+    repo_runs: &[RunRecord],
+    template: &TuneSpec,
+    repeats: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TargetRun> {
+    let space = m.space();
+    let memory = template.memory;
+    let target = &template.target;
+    let seed = template.seed;
+    let (dp, ds) = m.defaults(memory);
+    let defaults = Config::new(space, Source::Default, dp, ds, memory);
+    // each method's pick: (method, config, tuning runs, failure)
+    let mut picks: Vec<(String, Option<Config>, usize, Option<String>)> = Vec::new();
+    picks.push(("defaults".into(), Some(defaults.clone()), 0, None));
+    let model = m
+        .model_pick(target, memory)
+        .map(|(u, s)| Config::new(space, Source::Model, u, s, memory));
+    let model_failed = model
+        .is_none()
+        .then(|| "the engine has no model pick".to_string());
+    picks.push(("model".into(), model, 0, model_failed));
+    let mut tune_runs = 0;
+    for (method, feature, matching) in [
+        ("tune", false, Matching::Combined),
+        ("tune+model", true, Matching::Combined),
+        ("nearest", false, Matching::Nearest),
+    ] {
+        progress(&format!("{} seed {seed}: {method}", target.name));
+        let spec = TuneSpec {
+            model_feature: feature,
+            matching,
+            ..template.clone()
+        };
+        match tune(m, repo_runs, &spec, &mut |_| {}) {
+            Ok(r) => {
+                let runs = 1 + r.probes.len() + r.candidates.len();
+                if method == "tune" {
+                    tune_runs = runs;
+                }
+                let best = &r.candidates[r.best];
+                let c = Config {
+                    source: Source::Tuned,
+                    point: space.point(&best.run.knobs)?,
+                    knobs: best.run.knobs.clone(),
+                    settings: best.run.settings.clone(),
+                    id: best.config.clone(),
+                };
+                picks.push((method.into(), Some(c), runs, None));
+            }
+            Err(e) => picks.push((method.into(), None, 0, Some(e.to_string()))),
+        }
+    }
+    // random search with tune's budget: the defaults and uniform random configurations, best measured
+    let budget = if tune_runs > 0 {
+        tune_runs
+    } else {
+        1 + template.probes + template.verify
+    };
+    progress(&format!(
+        "{} seed {seed}: random ({budget} runs)",
+        target.name
+    ));
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5e_ed0f_7a11);
+    let base = measure_one(m, target, &defaults, memory, seed)?;
+    let mut best: Option<(f64, Config)> = None;
+    for _ in 1..budget {
+        let u: Vec<f64> = (0..space.dim()).map(|_| rng.random::<f64>()).collect();
+        let s = m.settings(&u, memory)?;
+        let c = Config::new(space, Source::Random, u, s, memory);
+        let r = measure_one(m, target, &c, memory, seed)?;
+        let score = measured_score(&ratios(&r.outcome, &base.outcome), template.objective);
+        if best.as_ref().is_none_or(|(b, _)| score > *b) {
+            best = Some((score, c));
+        }
+    }
+    let random = best.map(|(_, c)| c);
+    let random_failed = random
+        .is_none()
+        .then(|| "a budget of one run is the defaults alone".to_string());
+    picks.push(("random".into(), random, budget, random_failed));
+    // the picks side by side: `repeats` rounds, the order rotated each round
+    progress(&format!(
+        "{} seed {seed}: measuring the picks side by side, {repeats} rounds",
+        target.name
+    ));
+    let live: Vec<usize> = (0..picks.len()).filter(|&i| picks[i].1.is_some()).collect();
+    let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); picks.len()];
+    for round in 0..repeats.max(1) {
+        for k in 0..live.len() {
+            let i = live[(k + round) % live.len()];
+            let c = picks[i]
+                .1
+                .as_ref()
+                .expect("live picks have a configuration");
+            let r = measure_one(m, target, c, memory, seed + 1000 + round as u64)?;
+            outcomes[i].push(r.outcome);
+        }
+    }
+    let base = median_outcome(&outcomes[0]);
+    let picks = picks
+        .into_iter()
+        .enumerate()
+        .map(|(i, (method, c, runs, failed))| {
+            let (ratios_v, score, io) = if outcomes[i].is_empty() {
+                (Vec::new(), f64::NAN, f64::NAN)
+            } else {
+                let rt = ratios(&median_outcome(&outcomes[i]), &base);
+                (
+                    rt.to_vec(),
+                    measured_score(&rt, Objective::Rtune),
+                    measured_score(&rt, Objective::Ios),
+                )
+            };
+            Pick {
+                method,
+                config: c.as_ref().map_or(String::new(), |c| c.id.clone()),
+                settings: c.map_or(serde_json::Value::Null, |c| c.settings),
+                tuning_runs: runs,
+                ratios: ratios_v,
+                score,
+                io_ratio: io,
+                failed,
+            }
+        })
+        .collect();
+    Ok(TargetRun {
+        target: target.name.clone(),
+        seed,
+        picks,
+    })
+}
+
+/// Checks a request before any run: at least one repeat.
+pub fn check(repeats: usize) -> Result<()> {
+    if repeats == 0 {
+        return Err(Error::Invalid("--repeats must be at least 1".into()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_field_by_field() {
+        let o = |t: f64, io: Option<f64>| Outcome {
+            throughput: t,
+            seconds: 10.0 / t,
+            ios_per_op: io,
+            ..Outcome::default()
+        };
+        let m = median_outcome(&[o(1.0, Some(3.0)), o(5.0, Some(1.0)), o(2.0, Some(2.0))]);
+        assert_eq!(m.throughput, 2.0);
+        assert_eq!(m.seconds, 5.0);
+        assert_eq!(m.ios_per_op, Some(2.0));
+        assert_eq!(
+            median_outcome(&[o(1.0, None), o(2.0, Some(1.0))]).ios_per_op,
+            None
+        );
+        assert!(check(0).is_err());
+    }
+}
