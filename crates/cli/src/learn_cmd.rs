@@ -27,6 +27,9 @@ pub enum LearnCommand {
 /// `cosine learn evaluate`.
 #[derive(Parser, Debug)]
 pub struct EvaluateArgs {
+    /// The engine tuned.
+    #[arg(long, value_enum, default_value_t = EngineArg::Cosine)]
+    engine: EngineArg,
     /// The repository directory.
     #[arg(long)]
     repo: String,
@@ -63,6 +66,9 @@ pub struct EvaluateArgs {
     /// Also write that JSON document to this file.
     #[arg(long)]
     json_out: Option<String>,
+    /// Print the table of a saved JSON document (`--json-out`) instead of running anything.
+    #[arg(long, value_name = "FILE")]
+    table_from: Option<String>,
     /// Where runs keep their data while they run (default: the system's temporary directory).
     #[arg(long)]
     work: Option<String>,
@@ -159,8 +165,36 @@ pub struct TuneArgs {
 pub enum EngineArg {
     /// Cosine's engine: the design primitives and algorithmic choices are the knobs.
     Cosine,
-    /// RocksDB through the peers crate (not yet built: see issue 14).
+    /// RocksDB 7.8 (Debian's librocksdb-dev) with RTune's knobs, in a `cosine` built with `--features rocksdb`.
     Rocksdb,
+}
+
+impl EngineArg {
+    fn name(self) -> &'static str {
+        match self {
+            EngineArg::Cosine => "cosine",
+            EngineArg::Rocksdb => "rocksdb",
+        }
+    }
+}
+
+/// The measurer of an engine, its runs' data under `work`.
+fn measurer(engine: EngineArg, work: Option<String>, threads: usize) -> Result<Box<dyn Measurer>> {
+    let work = work
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&work).with_context(|| format!("--work {}", work.display()))?;
+    match engine {
+        EngineArg::Cosine => Ok(Box::new(CosineMeasurer::new(work, threads))),
+        #[cfg(feature = "rocksdb")]
+        EngineArg::Rocksdb => Ok(Box::new(cosine_peers::learn::RocksMeasurer::new(
+            work, threads,
+        ))),
+        #[cfg(not(feature = "rocksdb"))]
+        EngineArg::Rocksdb => bail!(
+            "this cosine is built without RocksDB: build it with --features rocksdb (Debian's librocksdb-dev, ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu)"
+        ),
+    }
 }
 
 /// `cosine learn collect`.
@@ -239,11 +273,6 @@ pub fn parse_workloads(
 }
 
 fn collect_cmd(a: CollectArgs) -> Result<()> {
-    if a.engine == EngineArg::Rocksdb {
-        bail!(
-            "--engine rocksdb is not built yet: the repository measures our engine only (issue 14)"
-        );
-    }
     for (name, v) in [
         ("--configs", a.configs as u64),
         ("--records", a.records),
@@ -263,12 +292,8 @@ fn collect_cmd(a: CollectArgs) -> Result<()> {
         }
     }
     let workloads = parse_workloads(&a.workloads, a.records, a.ops)?;
-    let work = a
-        .work
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    std::fs::create_dir_all(&work).with_context(|| format!("--work {}", work.display()))?;
-    let m = CosineMeasurer::new(work, a.threads);
+    let m = measurer(a.engine, a.work, a.threads)?;
+    let m = m.as_ref();
     let repo = Repository::at(&a.repo);
     let plan = CollectPlan {
         workloads,
@@ -288,7 +313,7 @@ fn collect_cmd(a: CollectArgs) -> Result<()> {
         plan.memory,
         repo.file().display()
     );
-    let report = collect(&m, &repo, &plan, &mut |r, at, total| {
+    let report = collect(m, &repo, &plan, &mut |r, at, total| {
         let ios = r
             .outcome
             .ios_per_op
@@ -323,11 +348,6 @@ fn collect_cmd(a: CollectArgs) -> Result<()> {
 
 fn tune_cmd(a: TuneArgs) -> Result<()> {
     use cosine_learn::tune::{tune, Matching, Objective, TuneSpec};
-    if a.engine == EngineArg::Rocksdb {
-        bail!(
-            "--engine rocksdb is not built yet: the repository measures our engine only (issue 14)"
-        );
-    }
     for (name, v) in [
         ("--verify", a.verify),
         ("--threads", a.threads),
@@ -345,10 +365,11 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     }
     let repo = Repository::at(&a.repo);
     let runs = repo.load()?;
-    let mine: Vec<_> = runs.iter().filter(|r| r.engine == "cosine").collect();
+    let engine = a.engine.name();
+    let mine: Vec<_> = runs.iter().filter(|r| r.engine == engine).collect();
     if mine.is_empty() {
         bail!(
-            "{} holds no runs of our engine (collect some with cosine learn collect)",
+            "{} holds no runs of {engine} (collect some with cosine learn collect --engine {engine})",
             repo.file().display()
         );
     }
@@ -405,11 +426,8 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             )
         })?
     };
-    let work = a
-        .work
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let m = CosineMeasurer::new(work, a.threads);
+    let m = measurer(a.engine, a.work, a.threads)?;
+    let m = m.as_ref();
     let spec = TuneSpec {
         target,
         memory,
@@ -447,7 +465,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         repo.file().display(),
         memory
     );
-    let r = tune(&m, &runs, &spec, &mut |line| println!("  {line}"))?;
+    let r = tune(m, &runs, &spec, &mut |line| println!("  {line}"))?;
     let d = &r.defaults.outcome;
     println!(
         "defaults on the target: {:.0} ops/s, {:.2} s, WA {:.2}, SA {:.2}, {:.2} I/Os an op",
@@ -472,7 +490,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         );
     }
     println!(
-        "surrogate: {} rows, rank correlation {:.2} on held-out rows",
+        "surrogate: {} distinct runs, rank correlation {:.2} over configurations it was not trained on (5-fold)",
         r.rows, r.rank_correlation
     );
     let fmt = |v: &[f64]| {
@@ -530,12 +548,15 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     Ok(())
 }
 
-/// The memory and the 1 KiB-equivalent scale (records, operations) of a repository's runs of our engine.
-fn repository_scale(runs: &[cosine_learn::repo::RunRecord]) -> Result<(u64, u64, u64)> {
-    let mine: Vec<_> = runs.iter().filter(|r| r.engine == "cosine").collect();
+/// The memory and the 1 KiB-equivalent scale (records, operations) of a repository's runs of an engine.
+fn repository_scale(
+    runs: &[cosine_learn::repo::RunRecord],
+    engine: &str,
+) -> Result<(u64, u64, u64)> {
+    let mine: Vec<_> = runs.iter().filter(|r| r.engine == engine).collect();
     if mine.is_empty() {
         bail!(
-            "the repository holds no runs of our engine (collect some with cosine learn collect)"
+            "the repository holds no runs of {engine} (collect some with cosine learn collect --engine {engine})"
         );
     }
     let mode = |v: Vec<u64>| -> u64 {
@@ -568,9 +589,25 @@ fn repository_scale(runs: &[cosine_learn::repo::RunRecord]) -> Result<(u64, u64,
 }
 
 fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
-    use cosine_learn::evaluate::{check, evaluate_target, METHODS};
+    use cosine_learn::evaluate::{check, evaluate_target, TargetRun};
     use cosine_learn::tune::{Matching, Objective, TuneSpec};
     check(a.repeats)?;
+    if let Some(path) = &a.table_from {
+        let text = std::fs::read_to_string(path).with_context(|| format!("--table-from {path}"))?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("--table-from {path}"))?;
+        let all: Vec<TargetRun> = serde_json::from_value(doc["results"].clone())
+            .with_context(|| format!("--table-from {path}: no results"))?;
+        let mut targets: Vec<String> = Vec::new();
+        for r in &all {
+            if !targets.contains(&r.target) {
+                targets.push(r.target.clone());
+            }
+        }
+        let repeats = doc["repeats"].as_u64().unwrap_or(a.repeats as u64) as usize;
+        print_table(&all, &targets, repeats);
+        return Ok(());
+    }
     for (name, v) in [
         ("--verify", a.verify),
         ("--threads", a.threads),
@@ -588,13 +625,10 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
         .map_err(|_| anyhow::anyhow!("--seeds must be whole numbers separated by commas"))?;
     let repo = Repository::at(&a.repo);
     let runs = repo.load()?;
-    let (memory, records, ops) = repository_scale(&runs)?;
+    let (memory, records, ops) = repository_scale(&runs, a.engine.name())?;
     let targets = parse_workloads(&a.targets, records, ops)?;
-    let work = a
-        .work
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir);
-    let m = CosineMeasurer::new(work, a.threads);
+    let m = measurer(a.engine, a.work, a.threads)?;
+    let m = m.as_ref();
     let started = Instant::now();
     let mut all = Vec::new();
     for t in &targets {
@@ -624,7 +658,7 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
                 },
                 matching: Matching::Combined,
             };
-            let r = evaluate_target(&m, &runs, &template, a.repeats, &mut |line| {
+            let r = evaluate_target(m, &runs, &template, a.repeats, &mut |line| {
                 if !a.json {
                     eprintln!("  {line}");
                 }
@@ -643,28 +677,42 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
         println!("{doc}");
         return Ok(());
     }
+    print_table(
+        &all,
+        &targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+        a.repeats,
+    );
+    println!("{:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The evaluation's table: per target, each method's RTune score and I/O ratio, median over seeds (min-max),
+/// then every failure.
+fn print_table(all: &[cosine_learn::evaluate::TargetRun], targets: &[String], repeats: usize) {
+    use cosine_learn::evaluate::METHODS;
     println!(
         "RTune's score (Eq. 4: geometric mean of the time, rate, WA and SA ratios to the defaults; median of {} side-by-side rounds), per target: median over seeds (min-max); I/O ratio below",
-        a.repeats
+        repeats
     );
     print!("{:<10}", "target");
     for m in METHODS.iter().skip(1) {
-        print!(" {m:>19}");
+        print!(" {m:>17}");
     }
     println!();
     let cell = |v: &mut Vec<f64>| -> String {
-        v.retain(|x| x.is_finite());
-        if v.is_empty() {
-            return "failed".into();
+        match cosine_learn::evaluate::spread(v) {
+            None => "failed".into(),
+            Some((med, lo, hi)) if v.iter().filter(|x| x.is_finite()).count() == 1 => {
+                let _ = (lo, hi);
+                format!("{med:.2} (1 seed)")
+            }
+            Some((med, lo, hi)) => format!("{med:.2} ({lo:.2}-{hi:.2})"),
         }
-        v.sort_by(f64::total_cmp);
-        let med = v[v.len() / 2];
-        format!("{med:.2} ({:.2}-{:.2})", v[0], v[v.len() - 1])
     };
-    for t in &targets {
+    for t in targets {
         for (label, field) in [("score", 0), ("I/O", 1)] {
             let name = if field == 0 {
-                t.name.clone()
+                t.clone()
             } else {
                 format!("  {label}")
             };
@@ -672,22 +720,20 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
             for method in METHODS.iter().skip(1) {
                 let mut v: Vec<f64> = all
                     .iter()
-                    .filter(|r| r.target == t.name)
+                    .filter(|r| r.target == *t)
                     .flat_map(|r| r.picks.iter().filter(|p| p.method == *method))
                     .map(|p| if field == 0 { p.score } else { p.io_ratio })
                     .collect();
-                print!(" {:>19}", cell(&mut v));
+                print!(" {:>17}", cell(&mut v));
             }
             println!();
         }
     }
-    for r in &all {
+    for r in all {
         for p in &r.picks {
             if let Some(f) = &p.failed {
                 println!("{} seed {}: {} failed: {f}", r.target, r.seed, p.method);
             }
         }
     }
-    println!("{:.0} s", started.elapsed().as_secs_f64());
-    Ok(())
 }

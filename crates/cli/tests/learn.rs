@@ -104,7 +104,7 @@ fn collect_bad_input() {
     );
     fails_with(
         &["learn", "collect", "--repo", r, "--engine", "rocksdb"],
-        "not built yet",
+        "built without RocksDB",
     );
     fails_with(&["learn", "collect"], "--repo");
     // a repository with a corrupt line is an error with its line, not a silent skip
@@ -142,7 +142,7 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
         "--workloads",
         "rw90-1k,rw10-1k,upd-1k,rw50-4k",
         "--configs",
-        "6",
+        "12",
         "--records",
         "1000",
         "--ops",
@@ -157,7 +157,7 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tune = |seed: &str, name: &str| {
+    let tune = |seed: &str, name: &str, objective: &str| {
         let design = dir.path().join(format!("{name}.json"));
         let report = dir.path().join(format!("{name}-report.json"));
         let out = cosine(&[
@@ -177,7 +177,7 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
             "15",
             "--min-rank-correlation=-1",
             "--objective",
-            "ios",
+            objective,
             "--seed",
             seed,
             "--out",
@@ -197,10 +197,10 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
             serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
         (text, design, report)
     };
-    let (text, design, report) = tune("1", "a");
+    let (text, design, report) = tune("1", "a", "rtune");
     // the repository's scale and memory are the target's
     assert!(
-        text.contains("ycsb-a (1000 records, 300 operations) from 24 runs"),
+        text.contains("ycsb-a (1000 records, 300 operations) from 48 runs"),
         "{text}"
     );
     assert!(text.contains("workload matching over"), "{text}");
@@ -235,7 +235,10 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
         + design["cache_bytes"].as_u64().unwrap_or(0);
     assert!(memory <= 1048576 + 4096, "{memory}");
     // the probes come from the repository alone: the same on every call
-    let (_, _, again) = tune("1", "b");
+    let (_, _, again) = tune("1", "b", "rtune");
+    // scored by I/Os alone: the same structure
+    let (_, _, ios) = tune("1", "c", "ios");
+    assert_eq!(ios["candidates"].as_array().unwrap().len(), 2);
     let ids = |r: &serde_json::Value| -> Vec<String> {
         r["probes"]
             .as_array()
@@ -250,7 +253,43 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
         .unwrap()
         .lines()
         .count();
-    assert_eq!(lines, 24);
+    assert_eq!(lines, 48);
+    // a repository with too few configurations to check the surrogate on is refused, with what to do
+    let small = dir.path().join("small");
+    let out = cosine(&[
+        "learn",
+        "collect",
+        "--workloads",
+        "rw90-1k,rw10-1k",
+        "--configs",
+        "4",
+        "--records",
+        "500",
+        "--ops",
+        "100",
+        "--memory",
+        "1048576",
+        "--repo",
+        small.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    fails_with(
+        &[
+            "learn",
+            "tune",
+            "--repo",
+            small.to_str().unwrap(),
+            "--target",
+            "ycsb-a",
+            "--out",
+            dir.path().join("x.json").to_str().unwrap(),
+            "--probe",
+            "2",
+            "--verify",
+            "1",
+        ],
+        "collect more configurations",
+    );
 }
 
 #[test]

@@ -172,6 +172,46 @@ pub fn cosine_metrics(r: &Run) -> BTreeMap<String, f64> {
     m
 }
 
+/// Write amplification of a phase: device bytes flushed and merged over the bytes the user wrote in it (1 when
+/// the phase wrote nothing, so a read-only target compares equal).
+pub fn phase_write_amplification(device_bytes: f64, user_bytes: f64) -> f64 {
+    if user_bytes > 0.0 {
+        device_bytes / user_bytes
+    } else {
+        1.0
+    }
+}
+
+/// The outcome of our engine's run, of the timed run alone (the load is the same for every configuration of
+/// a workload's scale and says nothing of the target's mix): its throughput and p99, its time with the settle
+/// that flushes and merges what it wrote, the write amplification of those writes, the space amplification at
+/// the end, and the device I/Os per operation.
+pub fn cosine_outcome(r: &Run) -> Outcome {
+    let (a, b) = (&r.before_run, &r.stats);
+    let device = (b.bytes_flushed + b.bytes_compacted_written)
+        .saturating_sub(a.bytes_flushed + a.bytes_compacted_written) as f64;
+    let user = b.user_bytes_written.saturating_sub(a.user_bytes_written) as f64;
+    let main_p99 = r
+        .run
+        .ops
+        .iter()
+        .max_by_key(|(_, o)| o.count)
+        .map_or(0.0, |(_, o)| o.p99_us);
+    Outcome {
+        throughput: r.run.throughput,
+        seconds: r.run.seconds + r.settle_seconds,
+        p99_us: main_p99,
+        write_amplification: phase_write_amplification(device, user),
+        space_amplification: b.space_amplification,
+        ios_per_op: match (r.run.read_ios_per_op, r.run.background_ios_per_op) {
+            (Some(x), Some(y)) => Some(x + y),
+            _ => None,
+        },
+        // runs share the process: its peak is the largest run's so far, not this one's
+        peak_resident_bytes: None,
+    }
+}
+
 impl Measurer for CosineMeasurer {
     fn engine(&self) -> &'static str {
         "cosine"
@@ -250,25 +290,7 @@ impl Measurer for CosineMeasurer {
                 r.run.errors + r.load.errors
             )));
         }
-        let main_p99 = r
-            .run
-            .ops
-            .iter()
-            .max_by_key(|(_, o)| o.count)
-            .map_or(0.0, |(_, o)| o.p99_us);
-        let outcome = Outcome {
-            throughput: r.run.throughput,
-            seconds: r.load.seconds + r.run.seconds,
-            p99_us: main_p99,
-            write_amplification: r.stats.write_amplification,
-            space_amplification: r.stats.space_amplification,
-            ios_per_op: Some(
-                r.run.read_ios_per_op.unwrap_or(0.0) + r.run.background_ios_per_op.unwrap_or(0.0),
-            ),
-            // runs share the process: its peak is the largest run's so far, not this one's
-            peak_resident_bytes: None,
-        };
-        Ok((cosine_metrics(&r), outcome))
+        Ok((cosine_metrics(&r), cosine_outcome(&r)))
     }
 }
 

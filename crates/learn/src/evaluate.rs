@@ -4,8 +4,10 @@
 //! Methods: the engine's defaults (the baseline), the analytical model's pick, `tune` (the tuning pipeline as
 //! `cosine learn tune` runs it: RTune as published), `tune+model` (the same with the analytical model's
 //! predicted I/Os among the surrogate's inputs), `nearest` (the nearest basic workload alone instead of the
-//! combined one), and `random` (uniform random configurations, as many measured runs as `tune` made, the best
-//! measured kept).
+//! combined one), `best-probe` (the best of the repository configurations `tune` probed the target with: what
+//! the repository alone gives, without the network and the search), and `random` (uniform random
+//! configurations, as many measured runs as `tune` made, the best measured kept; drawn from the seed and the
+//! target's name, so each target gets its own).
 //!
 //! A method's own pick is judged on fresh runs, not on the measurement that picked it (picking the best of
 //! several noisy runs flatters it): every pick and the defaults are run `repeats` times, in an order rotated
@@ -21,17 +23,18 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 /// The methods compared, in the table's order.
-pub const METHODS: [&str; 6] = [
+pub const METHODS: [&str; 7] = [
     "defaults",
     "model",
     "tune",
+    "best-probe",
     "tune+model",
     "nearest",
     "random",
 ];
 
 /// One method's pick on one target and seed, measured side by side with the others.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Pick {
     /// The method.
     pub method: String,
@@ -43,16 +46,18 @@ pub struct Pick {
     pub tuning_runs: usize,
     /// Median ratios to the defaults over the repeats: time, rate, WA, SA, I/Os.
     pub ratios: Vec<f64>,
-    /// RTune's score (Eq. 4) of the median ratios.
+    /// RTune's score (Eq. 4) of the median ratios (not a number, written null, when the method failed).
+    #[serde(deserialize_with = "nan_if_null")]
     pub score: f64,
     /// The I/O ratio (the defaults' I/Os per operation over the pick's).
+    #[serde(deserialize_with = "nan_if_null")]
     pub io_ratio: f64,
     /// Why the method has no pick, when it failed (e.g. the surrogate refused).
     pub failed: Option<String>,
 }
 
 /// One target at one seed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct TargetRun {
     /// The target.
     pub target: String,
@@ -60,6 +65,12 @@ pub struct TargetRun {
     pub seed: u64,
     /// Every method's pick.
     pub picks: Vec<Pick>,
+}
+
+/// A number JSON wrote as null (serde_json writes NaN so) read back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -144,8 +155,30 @@ pub fn evaluate_target(
                     id: best.config.clone(),
                 };
                 picks.push((method.into(), Some(c), runs, None));
+                if method == "tune" {
+                    let probe = r
+                        .probes
+                        .iter()
+                        .max_by(|a, b| a.measured_score.total_cmp(&b.measured_score))
+                        .map(|p| Config {
+                            source: Source::Probe,
+                            point: space.point(&p.run.knobs).unwrap_or_default(),
+                            knobs: p.run.knobs.clone(),
+                            settings: p.run.settings.clone(),
+                            id: p.config.clone(),
+                        });
+                    let failed = probe.is_none().then(|| "no probe".to_string());
+                    picks.push(("best-probe".into(), probe, 1 + r.probes.len(), failed));
+                }
             }
-            Err(e) => picks.push((method.into(), None, 0, Some(e.to_string()))),
+            Err(e) => {
+                if method == "tune" {
+                    picks.push(("tune".into(), None, 0, Some(e.to_string())));
+                    picks.push(("best-probe".into(), None, 0, Some(e.to_string())));
+                } else {
+                    picks.push((method.into(), None, 0, Some(e.to_string())));
+                }
+            }
         }
     }
     // random search with tune's budget: the defaults and uniform random configurations, best measured
@@ -158,7 +191,10 @@ pub fn evaluate_target(
         "{} seed {seed}: random ({budget} runs)",
         target.name
     ));
-    let mut rng = StdRng::seed_from_u64(seed ^ 0x5e_ed0f_7a11);
+    let name_hash = target.name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut rng = StdRng::seed_from_u64(seed ^ name_hash);
     let base = measure_one(m, target, &defaults, memory, seed)?;
     let mut best: Option<(f64, Config)> = None;
     for _ in 1..budget {
@@ -228,6 +264,18 @@ pub fn evaluate_target(
     })
 }
 
+/// A table cell's figures: the median (the mean of the middle two of an even count), the least and the
+/// largest of the finite values; None when there is none.
+pub fn spread(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((median(v), lo, hi))
+}
+
 /// Checks a request before any run: at least one repeat.
 pub fn check(repeats: usize) -> Result<()> {
     if repeats == 0 {
@@ -257,5 +305,8 @@ mod tests {
             None
         );
         assert!(check(0).is_err());
+        assert_eq!(spread(&[1.0, 3.0]), Some((2.0, 1.0, 3.0)));
+        assert_eq!(spread(&[3.0, f64::NAN, 1.0, 2.0]), Some((2.0, 1.0, 3.0)));
+        assert_eq!(spread(&[f64::NAN]), None);
     }
 }

@@ -383,6 +383,232 @@ pub fn cosine_default(memory: u64) -> Design {
     d
 }
 
+const ROCKS_BLOCKS: &[&str] = &["4096", "8192", "16384", "32768", "65536"];
+const ROCKS_STYLES: &[&str] = &["level", "universal"];
+const ROCKS_COMPRESSIONS: &[&str] = &["none", "snappy", "lz4", "zstd"];
+const BOOLS: &[&str] = &["false", "true"];
+
+/// RocksDB's knobs: RTune's list (seed 001, §3.1: 22 knobs picked with RocksDB experts) less
+/// `compression_ratio` (a db_bench data setting, not a knob) and `compaction_pri` (the rocksdb crate 0.20 has
+/// no setter for it), with the memory budget split between the memtables (a share of it) and the block cache
+/// (the rest), as our engine's knobs split M. Byte-sized knobs are scaled to the budget's world: level bases of
+/// 1-256 MiB and files of 256 KiB-64 MiB.
+pub fn rocksdb_space() -> KnobSpace {
+    let real = |lo, hi| Domain::Real { lo, hi };
+    let int = |lo, hi| Domain::Int { lo, hi, log: false };
+    let log = |lo, hi| Domain::Int { lo, hi, log: true };
+    KnobSpace {
+        engine: "rocksdb",
+        knobs: vec![
+            Knob {
+                name: "memtable_share",
+                domain: real(0.05, 0.6),
+                doc: "memtables' share of the memory (the block cache gets the rest)",
+            },
+            Knob {
+                name: "max_write_buffer_number",
+                domain: int(2, 6),
+                doc: "memtables; write_buffer_size = their share / this",
+            },
+            Knob {
+                name: "min_write_buffer_number_to_merge",
+                domain: int(1, 3),
+                doc: "memtables merged in a flush (at most max_write_buffer_number - 1)",
+            },
+            Knob {
+                name: "bloom_bits_per_key",
+                domain: real(0.0, 20.0),
+                doc: "Bloom filter bits per key (none below 1)",
+            },
+            Knob {
+                name: "block_size",
+                domain: Domain::Choice(ROCKS_BLOCKS),
+                doc: "data block size",
+            },
+            Knob {
+                name: "cache_index_and_filter_blocks",
+                domain: Domain::Choice(BOOLS),
+                doc: "index and filter blocks in the block cache",
+            },
+            Knob {
+                name: "level0_file_num_compaction_trigger",
+                domain: log(1, 16),
+                doc: "level-0 files that start a compaction",
+            },
+            Knob {
+                name: "level0_slowdown_extra",
+                domain: int(0, 32),
+                doc: "level0_slowdown_writes_trigger above the compaction trigger",
+            },
+            Knob {
+                name: "level0_stop_extra",
+                domain: int(0, 32),
+                doc: "level0_stop_writes_trigger above the slowdown trigger",
+            },
+            Knob {
+                name: "max_bytes_for_level_base",
+                domain: log(1 << 20, 256 << 20),
+                doc: "level 1's target bytes",
+            },
+            Knob {
+                name: "max_bytes_for_level_multiplier",
+                domain: real(2.0, 16.0),
+                doc: "size ratio between levels",
+            },
+            Knob {
+                name: "target_file_size_base",
+                domain: log(256 << 10, 64 << 20),
+                doc: "level 1's file size",
+            },
+            Knob {
+                name: "target_file_size_multiplier",
+                domain: int(1, 4),
+                doc: "file size growth per level",
+            },
+            Knob {
+                name: "num_levels",
+                domain: int(3, 8),
+                doc: "levels",
+            },
+            Knob {
+                name: "compaction_style",
+                domain: Domain::Choice(ROCKS_STYLES),
+                doc: "leveled or universal",
+            },
+            Knob {
+                name: "max_background_jobs",
+                domain: int(1, 8),
+                doc: "flush and compaction threads",
+            },
+            Knob {
+                name: "compression",
+                domain: Domain::Choice(ROCKS_COMPRESSIONS),
+                doc: "block compression",
+            },
+            Knob {
+                name: "bloom_locality",
+                domain: int(0, 1),
+                doc: "Bloom probes kept in one cache line",
+            },
+            Knob {
+                name: "memtable_prefix_bloom_size_ratio",
+                domain: real(0.0, 0.25),
+                doc: "memtable Bloom filter's share of a memtable",
+            },
+            Knob {
+                name: "max_open_files",
+                domain: log(32, 4096),
+                doc: "table files kept open",
+            },
+        ],
+    }
+}
+
+/// The RocksDB options of a point of [`rocksdb_space`] within `memory` bytes, as a JSON object of RocksDB's
+/// option names (plus `block_cache_size`), which the peers crate turns into `rocksdb::Options`.
+pub fn rocksdb_settings(space: &KnobSpace, u: &[f64], memory: u64) -> Result<Value> {
+    if space.engine != "rocksdb" || u.len() != space.dim() {
+        return Err(Error::Knob(format!(
+            "a point of {} coordinates is not a RocksDB configuration ({} knobs)",
+            u.len(),
+            rocksdb_space().dim()
+        )));
+    }
+    let g = |n: &str| space.get(u, n);
+    let m = memory as f64;
+    let buffers = g("max_write_buffer_number").max(2.0);
+    let memtables = (g("memtable_share") * m).max(64.0 * 1024.0 * buffers);
+    let write_buffer = (memtables / buffers) as u64;
+    let cache = (m - memtables).max(64.0 * 1024.0) as u64;
+    let bits = g("bloom_bits_per_key");
+    let trigger = g("level0_file_num_compaction_trigger") as i64;
+    let slowdown = trigger + g("level0_slowdown_extra") as i64;
+    let stop = slowdown + g("level0_stop_extra") as i64;
+    Ok(serde_json::json!({
+        "write_buffer_size": write_buffer,
+        "max_write_buffer_number": buffers as i64,
+        "min_write_buffer_number_to_merge": (g("min_write_buffer_number_to_merge") as i64).min(buffers as i64 - 1),
+        "bloom_bits_per_key": if bits < 1.0 { 0.0 } else { bits },
+        "block_size": space.choice(u, "block_size").parse::<u64>().unwrap_or(4096),
+        "cache_index_and_filter_blocks": space.choice(u, "cache_index_and_filter_blocks") == "true",
+        "level0_file_num_compaction_trigger": trigger,
+        "level0_slowdown_writes_trigger": slowdown,
+        "level0_stop_writes_trigger": stop,
+        "max_bytes_for_level_base": g("max_bytes_for_level_base") as u64,
+        "max_bytes_for_level_multiplier": g("max_bytes_for_level_multiplier"),
+        "target_file_size_base": g("target_file_size_base") as u64,
+        "target_file_size_multiplier": g("target_file_size_multiplier") as i64,
+        "num_levels": g("num_levels") as i64,
+        "compaction_style": space.choice(u, "compaction_style"),
+        "max_background_jobs": g("max_background_jobs") as i64,
+        "compression": space.choice(u, "compression"),
+        "bloom_locality": g("bloom_locality") as i64,
+        "memtable_prefix_bloom_size_ratio": g("memtable_prefix_bloom_size_ratio"),
+        "max_open_files": g("max_open_files") as i64,
+        "block_cache_size": cache,
+    }))
+}
+
+/// RocksDB's configuration in the peer benchmark at `memory` bytes (its tuning guide's split: two memtables of
+/// M/8, a block cache of 3M/4 holding the index and filter blocks, 10 Bloom bits a key, 4 KiB blocks, no
+/// compression) with RocksDB's own defaults for everything else, and the point nearest it.
+pub fn rocksdb_defaults(space: &KnobSpace, memory: u64) -> (Vec<f64>, Value) {
+    let settings = serde_json::json!({
+        "write_buffer_size": memory / 8,
+        "max_write_buffer_number": 2,
+        "min_write_buffer_number_to_merge": 1,
+        "bloom_bits_per_key": 10.0,
+        "block_size": 4096,
+        "cache_index_and_filter_blocks": true,
+        "level0_file_num_compaction_trigger": 4,
+        "level0_slowdown_writes_trigger": 20,
+        "level0_stop_writes_trigger": 36,
+        "max_bytes_for_level_base": 256u64 << 20,
+        "max_bytes_for_level_multiplier": 10.0,
+        "target_file_size_base": 64u64 << 20,
+        "target_file_size_multiplier": 1,
+        "num_levels": 7,
+        "compaction_style": "level",
+        "max_background_jobs": 2,
+        "compression": "none",
+        "bloom_locality": 0,
+        "memtable_prefix_bloom_size_ratio": 0.0,
+        "max_open_files": -1,
+        "block_cache_size": memory * 3 / 4,
+    });
+    let raw: Vec<(&str, f64)> = vec![
+        ("memtable_share", 0.25),
+        ("max_write_buffer_number", 2.0),
+        ("min_write_buffer_number_to_merge", 1.0),
+        ("bloom_bits_per_key", 10.0),
+        ("block_size", 0.0),
+        ("cache_index_and_filter_blocks", 1.0),
+        ("level0_file_num_compaction_trigger", 4.0),
+        ("level0_slowdown_extra", 16.0),
+        ("level0_stop_extra", 16.0),
+        ("max_bytes_for_level_base", (256u64 << 20) as f64),
+        ("max_bytes_for_level_multiplier", 10.0),
+        ("target_file_size_base", (64u64 << 20) as f64),
+        ("target_file_size_multiplier", 1.0),
+        ("num_levels", 7.0),
+        ("compaction_style", 0.0),
+        ("max_background_jobs", 2.0),
+        ("compression", 0.0),
+        ("bloom_locality", 0.0),
+        ("memtable_prefix_bloom_size_ratio", 0.0),
+        ("max_open_files", 4096.0),
+    ];
+    let point = space
+        .knobs
+        .iter()
+        .map(|k| {
+            let v = raw.iter().find(|(n, _)| *n == k.name).map_or(0.0, |r| r.1);
+            k.domain.encode(v)
+        })
+        .collect();
+    (point, settings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +653,33 @@ mod tests {
         assert!(near(back.filter_bytes, d.filter_bytes));
         assert_eq!(back.cache_bytes, 0);
         assert!(near(back.memory_bytes(), d.memory_bytes()));
+    }
+
+    #[test]
+    fn rocksdb_points_keep_the_budget_and_the_triggers_in_order() {
+        let space = rocksdb_space();
+        for u in crate::lhs::latin_hypercube(200, space.dim(), 5) {
+            let s = rocksdb_settings(&space, &u, 8 << 20).unwrap();
+            let n = |k: &str| s[k].as_f64().unwrap();
+            let memtables = n("write_buffer_size") * n("max_write_buffer_number");
+            assert!(
+                memtables + n("block_cache_size") <= (8 << 20) as f64 + 1.0,
+                "{s}"
+            );
+            assert!(n("level0_slowdown_writes_trigger") >= n("level0_file_num_compaction_trigger"));
+            assert!(n("level0_stop_writes_trigger") >= n("level0_slowdown_writes_trigger"));
+            assert!(n("min_write_buffer_number_to_merge") < n("max_write_buffer_number"));
+            assert!(n("bloom_bits_per_key") == 0.0 || n("bloom_bits_per_key") >= 1.0);
+        }
+        let (p, d) = rocksdb_defaults(&space, 8 << 20);
+        assert_eq!(p.len(), space.dim());
+        assert_eq!(d["write_buffer_size"], 1 << 20);
+        // the defaults' point decodes to the defaults' split
+        let back = rocksdb_settings(&space, &p, 8 << 20).unwrap();
+        let wb = back["write_buffer_size"].as_f64().unwrap();
+        assert!((wb / (1 << 20) as f64 - 1.0).abs() < 1e-3, "{wb}");
+        assert_eq!(back["level0_stop_writes_trigger"], 36);
+        assert_eq!(back["compaction_style"], "level");
     }
 
     proptest! {

@@ -71,11 +71,13 @@ impl Machine {
 pub struct Outcome {
     /// Operations per second of the timed run.
     pub throughput: f64,
-    /// Seconds of the load and the timed run together (RTune's TIME: db_bench's whole run, writes included).
+    /// Seconds of the timed run and of the settle after it that flushes and merges what it wrote (RTune's TIME,
+    /// db_bench's run, counts the background work a run leaves too).
     pub seconds: f64,
     /// The 99th-percentile latency of the run's most frequent operation type, microseconds.
     pub p99_us: f64,
-    /// Bytes written to the device over bytes the user wrote (load and run).
+    /// Bytes flushed and merged to the device over the bytes the user wrote, in the timed run and its settle (1
+    /// when the run wrote nothing).
     pub write_amplification: f64,
     /// Bytes on the device over the live data's bytes.
     pub space_amplification: f64,

@@ -36,6 +36,13 @@ pub struct Metrics {
     pub std: Vec<f64>,
 }
 
+/// Whether a metric is a timing (a latency percentile or a throughput), left out of the representation.
+pub fn is_timing(name: &str) -> bool {
+    ["_us", ".p50", ".p99", "micros", "throughput"]
+        .iter()
+        .any(|t| name.contains(t))
+}
+
 /// The value of `q` ∈ [0, 1] of sorted values, interpolated linearly.
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
@@ -68,12 +75,14 @@ fn metric(r: &RunRecord, name: &str) -> f64 {
 }
 
 impl Metrics {
-    /// The metrics of a pool of runs: every name any run reports (a run without it counts 0), less those
-    /// constant over the pool.
+    /// The metrics of a pool of runs: every counter any run reports (a run without it counts 0: a counter
+    /// of an operation the workload never runs is zero), less those constant over the pool and less timings
+    /// (latencies, throughputs), which move with the machine's load rather than the workload.
     pub fn of(pool: &[&RunRecord]) -> Self {
         let mut names: Vec<String> = pool
             .iter()
             .flat_map(|r| r.metrics.keys().cloned())
+            .filter(|n| !is_timing(n))
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -140,8 +149,10 @@ pub fn distances(target: &Representation, basics: &[Representation]) -> Result<V
         cov += &d * d.transpose();
     }
     cov /= (n - 1.0).max(1.0);
+    // singular values below a millionth of the largest count as zero (the five statistics are nearly collinear)
+    let largest = cov.singular_values().max();
     let inv = cov
-        .pseudo_inverse(1e-12)
+        .pseudo_inverse(1e-6 * largest.max(f64::MIN_POSITIVE))
         .map_err(|e| Error::Invalid(format!("covariance: {e}")))?;
     Ok(basics
         .iter()
@@ -158,8 +169,18 @@ pub fn distances(target: &Representation, basics: &[Representation]) -> Result<V
         .collect())
 }
 
-/// RTune's weights: (d_max − d_i) / Σ_k (d_max − d_k); equal weights when every distance is the same.
-pub fn weights(d: &[f64]) -> Vec<f64> {
+/// RTune's weights: (d_max − d_i) / Σ_k (d_max − d_k); equal weights when every distance is the same. A
+/// distance that is not a number is an error.
+pub fn weights(d: &[f64]) -> Result<Vec<f64>> {
+    if d.iter().any(|x| !x.is_finite()) {
+        return Err(Error::Invalid(format!(
+            "a workload distance is not a number: {d:?}"
+        )));
+    }
+    Ok(weights_of(d))
+}
+
+fn weights_of(d: &[f64]) -> Vec<f64> {
     let max = d.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let raw: Vec<f64> = d.iter().map(|x| max - x).collect();
     let sum: f64 = raw.iter().sum();
@@ -209,11 +230,14 @@ mod tests {
 
     #[test]
     fn weights_favour_the_nearest_and_add_up() {
-        let w = weights(&[1.0, 3.0, 2.0]);
+        let w = weights(&[1.0, 3.0, 2.0]).unwrap();
         assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
         assert!(w[0] > w[2] && w[2] > w[1]);
         assert_eq!(w[1], 0.0, "the farthest gets nothing");
-        assert_eq!(weights(&[2.0, 2.0]), vec![0.5, 0.5]);
+        assert_eq!(weights(&[2.0, 2.0]).unwrap(), vec![0.5, 0.5]);
+        assert!(weights(&[1.0, f64::NAN]).is_err());
+        assert!(is_timing("run.read.p99_us") && is_timing("rocksdb.db.get.micros.p50"));
+        assert!(!is_timing("l1.block_reads"));
         assert_eq!(apportion(&[0.5, 0.25, 0.25], 10).iter().sum::<usize>(), 10);
         assert_eq!(apportion(&[2.0 / 3.0, 1.0 / 3.0, 0.0], 10), vec![7, 3, 0]);
     }

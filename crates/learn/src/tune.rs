@@ -121,7 +121,8 @@ pub struct TuneReport {
     pub matches: Vec<Match>,
     /// Distinct runs the surrogate was trained on (the combined workload repeats some).
     pub rows: usize,
-    /// The surrogate's rank correlation between predicted and actual scores on the held-out rows.
+    /// The surrogate's rank correlation between predicted and actual scores of configurations it was not
+    /// trained on (5-fold cross-validation by configuration).
     pub rank_correlation: f64,
     /// The search's candidates, measured.
     pub candidates: Vec<Candidate>,
@@ -129,9 +130,19 @@ pub struct TuneReport {
     pub best: usize,
 }
 
-/// Outcome ratios to the defaults, each "higher is better": T_D/T, R/R_D, WA_D/WA, SA_D/SA, IO_D/IO.
+/// Outcome ratios to the defaults, each "higher is better": T_D/T, R/R_D, WA_D/WA, SA_D/SA, IO_D/IO. A value
+/// of zero on either side is taken as a tiny one (a run that did nothing scores as badly as it can, not
+/// neutrally), and each ratio is kept within [1/1000, 1000]; both sides zero, or an I/O count missing on either
+/// side, compare equal (1).
 pub fn ratios(o: &Outcome, d: &Outcome) -> [f64; 5] {
-    let div = |a: f64, b: f64| if b > 0.0 && a > 0.0 { a / b } else { 1.0 };
+    const TINY: f64 = 1e-9;
+    let div = |a: f64, b: f64| {
+        if a <= 0.0 && b <= 0.0 {
+            1.0
+        } else {
+            (a.max(TINY) / b.max(TINY)).clamp(1e-3, 1e3)
+        }
+    };
     [
         div(d.seconds, o.seconds),
         div(o.throughput, d.throughput),
@@ -143,6 +154,12 @@ pub fn ratios(o: &Outcome, d: &Outcome) -> [f64; 5] {
         },
     ]
 }
+
+/// Folds of the surrogate's cross-validation by configuration.
+pub const FOLDS: usize = 5;
+
+/// Distinct configurations the combined workload must hold for the surrogate to be checked.
+pub const MIN_CHECKED_CONFIGS: usize = 10;
 
 /// A measured score from ratios: RTune's Eq. 4 (geometric mean of the four), or the I/O ratio.
 pub fn measured_score(r: &[f64; 5], objective: Objective) -> f64 {
@@ -178,10 +195,33 @@ pub fn tune(
         .cloned()
         .collect();
     let groups = by_workload(&runs);
-    if groups.contains_key(&spec.target.name) {
+    let same_mix = |w: &CoreWorkload| {
+        let t = &spec.target;
+        (
+            w.read,
+            w.update,
+            w.insert,
+            w.scan,
+            w.read_modify_write,
+            w.value_bytes(),
+            w.distribution,
+        ) == (
+            t.read,
+            t.update,
+            t.insert,
+            t.scan,
+            t.read_modify_write,
+            t.value_bytes(),
+            t.distribution,
+        )
+    };
+    if let Some(r) = runs
+        .iter()
+        .find(|r| r.workload == spec.target.name || same_mix(&r.workload_spec))
+    {
         return Err(Error::Invalid(format!(
-            "the target {} is in the repository: a target must be held out of it",
-            spec.target.name
+            "the target {} is in the repository (as {}): a target must be held out of it",
+            spec.target.name, r.workload
         )));
     }
     // basic workloads with a defaults run (every score is against it)
@@ -296,7 +336,7 @@ pub fn tune(
         .collect();
     let d = distances(&target_rep, &reps)?;
     let w = match spec.matching {
-        Matching::Combined => weights(&d),
+        Matching::Combined => weights(&d)?,
         Matching::Nearest => {
             let best = (0..d.len())
                 .min_by(|&a, &b| d[a].total_cmp(&d[b]))
@@ -331,8 +371,11 @@ pub fn tune(
         if counts[i] == 0 {
             continue;
         }
+        // the model's picks are designs the knob space only approximates (a file size or filter granularity
+        // it has no value for, a recorded class): their points would stand for configurations that never ran
         let mut scored: Vec<(f64, &RunRecord, [f64; 5], Vec<f64>)> = rs
             .iter()
+            .filter(|r| r.source != Source::Model)
             .filter_map(|r| {
                 let rt = ratios(&r.outcome, &dflt.outcome);
                 let p = space.point(&r.knobs).ok()?;
@@ -408,41 +451,76 @@ pub fn tune(
         .iter()
         .map(|(_, rt, _)| rt.iter().map(|v| v.ln()).collect())
         .collect();
-    let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.shuffle(&mut StdRng::seed_from_u64(spec.seed));
-    let held = (rows.len() / 5).max(2);
-    let (test, train) = order.split_at(held);
+    // The check: k-fold cross-validation by configuration. Every run of a held-out configuration (on any
+    // workload) is out of its fold's training, so the check measures what the search needs: the network on
+    // configurations it never saw. A configuration's actual score is the mean fitness of its runs in the
+    // combined workload (weighted by their copies: what the network is trained to predict, having no
+    // workload input), and the rank correlation is taken over configurations.
+    let mut configs: Vec<&str> = rows.iter().map(|(_, _, r)| r.config.as_str()).collect();
+    configs.sort_unstable();
+    configs.dedup();
+    if configs.len() < MIN_CHECKED_CONFIGS {
+        return Err(Error::Invalid(format!(
+            "the combined workload has {} distinct configurations; checking the surrogate needs at least {MIN_CHECKED_CONFIGS} (collect more configurations)",
+            configs.len()
+        )));
+    }
+    configs.shuffle(&mut StdRng::seed_from_u64(spec.seed));
+    let fold_of: HashMap<&str, usize> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (*c, i % FOLDS))
+        .collect();
     // a training set repeats each row as often as the combined workload holds it
     let expand = |idx: &[usize], v: &[Vec<f64>]| -> Vec<Vec<f64>> {
         idx.iter()
             .flat_map(|&i| std::iter::repeat_n(v[i].clone(), copies[i].max(1)))
             .collect()
     };
-    let pick = |idx: &[usize], v: &[Vec<f64>]| -> Vec<Vec<f64>> {
-        idx.iter().map(|&i| v[i].clone()).collect()
-    };
-    progress(&format!(
-        "training the surrogate on {} distinct runs ({} rows with repeats; {} runs held out)",
-        train.len(),
-        train.iter().map(|&i| copies[i].max(1)).sum::<usize>(),
-        test.len()
-    ));
-    let net = Surrogate::train(&expand(train, &x), &expand(train, &y), spec.train)?;
-    let pred = net.predict(&pick(test, &x))?;
     let score_of = |logr: &[f64]| {
         let r: Vec<f64> = logr.iter().map(|v| v.exp()).collect();
         fitness(&r, spec.objective)
     };
-    let predicted: Vec<f64> = pred.iter().map(|p| score_of(p)).collect();
-    let actual: Vec<f64> = test.iter().map(|&i| score_of(&y[i])).collect();
+    progress(&format!(
+        "checking the surrogate: {FOLDS}-fold cross-validation over {} configurations ({} distinct runs, {} rows with repeats)",
+        configs.len(),
+        rows.len(),
+        copies.iter().map(|c| (*c).max(1)).sum::<usize>()
+    ));
+    let mut predicted = Vec::with_capacity(configs.len());
+    let mut actual = Vec::with_capacity(configs.len());
+    for fold in 0..FOLDS {
+        let (test, train): (Vec<usize>, Vec<usize>) =
+            (0..rows.len()).partition(|&i| fold_of[rows[i].2.config.as_str()] == fold);
+        if test.is_empty() {
+            continue;
+        }
+        let net = Surrogate::train(&expand(&train, &x), &expand(&train, &y), spec.train)?;
+        for c in configs.iter().filter(|c| fold_of[**c] == fold) {
+            let mine: Vec<usize> = test
+                .iter()
+                .copied()
+                .filter(|&i| rows[i].2.config == *c)
+                .collect();
+            let weight: f64 = mine.iter().map(|&i| copies[i].max(1) as f64).sum();
+            let mean = mine
+                .iter()
+                .map(|&i| copies[i].max(1) as f64 * score_of(&y[i]))
+                .sum::<f64>()
+                / weight.max(1.0);
+            let p = net.predict(&[x[mine[0]].clone()])?;
+            predicted.push(score_of(&p[0]));
+            actual.push(mean);
+        }
+    }
     let rank_correlation = spearman(&predicted, &actual);
     progress(&format!(
-        "surrogate rank correlation on {} held-out rows: {rank_correlation:.2}",
-        test.len()
+        "surrogate rank correlation over {} held-out configurations: {rank_correlation:.2}",
+        predicted.len()
     ));
     if rank_correlation.is_nan() || rank_correlation < spec.min_rank_correlation {
         return Err(Error::Invalid(format!(
-            "the surrogate ranks held-out runs with a rank correlation of {rank_correlation:.2}, below {:.2}: its picks would be guesses (collect more runs, or lower --min-rank-correlation knowingly)",
+            "the surrogate ranks configurations it did not see with a rank correlation of {rank_correlation:.2}, below {:.2}: its picks would be guesses (collect more configurations, or lower --min-rank-correlation knowingly)",
             spec.min_rank_correlation
         )));
     }
@@ -453,8 +531,18 @@ pub fn tune(
         "genetic search: {} generations of {}",
         spec.ga.generations, spec.ga.population
     ));
-    let mut initial: Vec<Vec<f64>> = rows.iter().map(|(p, _, _)| p.clone()).collect();
-    initial.dedup();
+    // the first generation starts from the combined workload's best runs (by their score), each point once
+    let mut by_score: Vec<usize> = (0..rows.len()).collect();
+    by_score.sort_by(|&a, &b| {
+        measured_score(&rows[b].1, spec.objective)
+            .total_cmp(&measured_score(&rows[a].1, spec.objective))
+    });
+    let mut initial: Vec<Vec<f64>> = Vec::new();
+    for i in by_score {
+        if !initial.contains(&rows[i].0) {
+            initial.push(rows[i].0.clone());
+        }
+    }
     let canonical = |p: &[f64]| space.canonical(p);
     let use_feature = spec.model_feature;
     let mut fit = |batch: &[Vec<f64>]| -> Vec<f64> {
@@ -520,4 +608,43 @@ pub fn tune(
         candidates,
         best,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(seconds: f64, rate: f64, wa: f64, sa: f64, io: Option<f64>) -> Outcome {
+        Outcome {
+            seconds,
+            throughput: rate,
+            write_amplification: wa,
+            space_amplification: sa,
+            ios_per_op: io,
+            ..Outcome::default()
+        }
+    }
+
+    #[test]
+    fn ratios_and_scores_follow_rtune() {
+        let d = o(2.0, 100.0, 4.0, 1.2, Some(3.0));
+        let c = o(1.0, 200.0, 2.0, 1.2, Some(1.5));
+        let r = ratios(&c, &d);
+        assert_eq!(r, [2.0, 2.0, 2.0, 1.0, 2.0]);
+        // Eq. 4: the geometric mean of the four; Eq. 2: their mean; the I/O objective: the I/O ratio
+        assert!((measured_score(&r, Objective::Rtune) - 8f64.powf(0.25)).abs() < 1e-12);
+        assert!((fitness(&r, Objective::Rtune) - 1.75).abs() < 1e-12);
+        assert_eq!(measured_score(&r, Objective::Ios), 2.0);
+        // the defaults against themselves score 1
+        assert_eq!(measured_score(&ratios(&d, &d), Objective::Rtune), 1.0);
+        // a run that did nothing is the worst, not neutral; both zero is neutral; a missing count is neutral
+        let dead = o(2.0, 0.0, 4.0, 1.2, None);
+        let r = ratios(&dead, &d);
+        assert_eq!(r[1], 1e-3);
+        assert_eq!(r[4], 1.0);
+        assert_eq!(
+            ratios(&o(1.0, 1.0, 0.0, 0.0, None), &o(1.0, 1.0, 0.0, 0.0, None))[2],
+            1.0
+        );
+    }
 }

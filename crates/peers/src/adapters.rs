@@ -191,7 +191,7 @@ pub fn open(
 }
 
 #[cfg(feature = "peers")]
-mod peers {
+pub(crate) mod peers {
     use super::{proc_io, quiet_wait, wait_until_idle, Stripes};
     use anyhow::Result;
     use cosine_ycsb::{IoCounters, Store, StoreError, StoreResult};
@@ -212,6 +212,7 @@ mod peers {
         db: rocksdb::DB,
         stripes: Stripes,
         write: rocksdb::WriteOptions,
+        opts: rocksdb::Options,
     }
 
     fn rocks_options(
@@ -264,14 +265,43 @@ mod peers {
             Self::with(opts, dir, durable)
         }
 
-        fn with(opts: rocksdb::Options, dir: &std::path::Path, durable: bool) -> Result<Self> {
+        /// RocksDB opened with these options in `dir`.
+        pub fn with(opts: rocksdb::Options, dir: &std::path::Path, durable: bool) -> Result<Self> {
             let mut write = rocksdb::WriteOptions::default();
             write.set_sync(durable);
             Ok(Rocks {
                 db: rocksdb::DB::open(&opts, dir)?,
                 stripes: Stripes::new(),
                 write,
+                opts,
             })
+        }
+
+        /// RocksDB's statistics dump (tickers and histograms), when the options enabled statistics.
+        pub fn statistics(&self) -> Option<String> {
+            self.opts.get_statistics()
+        }
+
+        /// An integer property of the database (`rocksdb.total-sst-files-size`, ...).
+        pub fn property(&self, name: &str) -> Option<u64> {
+            self.db.property_int_value(name).ok().flatten()
+        }
+
+        /// Flushes the memtables, then waits up to `limit` for RocksDB to report no pending or running flush
+        /// or compaction; whether it did (some configurations keep a compaction pending without running it,
+        /// e.g. universal compaction waiting on a trigger it cannot reach).
+        pub fn settle_within(&self, limit: std::time::Duration) -> StoreResult<bool> {
+            self.db.flush().map_err(e)?;
+            let deadline = std::time::Instant::now() + limit;
+            loop {
+                if self.pending()? == 0 {
+                    return Ok(true);
+                }
+                if std::time::Instant::now() > deadline {
+                    return Ok(false);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
 
         fn pending(&self) -> StoreResult<u64> {

@@ -5,8 +5,7 @@
 //! (RocksDB links Debian's librocksdb-dev 7.8.3: `ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu`).
 //! Without the `peers` feature only the Cosine engine is available.
 
-mod adapters;
-mod cgroup;
+use cosine_peers::{adapters, cgroup};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;

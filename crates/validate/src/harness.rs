@@ -59,6 +59,10 @@ pub struct Run {
     pub background_per_write: Option<f64>,
     /// Writes (updates, inserts, read-modify-writes) in the run.
     pub run_writes: u64,
+    /// The engine's counters once the load was settled (before any warm-up and the measured run).
+    pub before_run: cosine_engine::Stats,
+    /// Seconds the settle after the run took (flushing and merging what the run wrote).
+    pub settle_seconds: f64,
 }
 
 /// How one engine run is driven.
@@ -114,6 +118,7 @@ pub fn run_bench(
     wrong_results(&load)?;
     store.settle()?;
     let before = store.io();
+    let before_run = engine.stats();
     let mut measured = w.clone();
     let writes = w.update + w.insert + w.read_modify_write;
     let slices = slices.clamp(1, w.operation_count.max(1));
@@ -176,7 +181,9 @@ pub fn run_bench(
     let run = run.ok_or_else(|| Error::Invalid("the run has no operations".into()))?;
     // flush and compaction I/O per write over the warm-up and the run together, including the compactions
     // still owed at the end (settled): a writer that outruns compaction defers merges, it does not avoid them
+    let settle_started = std::time::Instant::now();
     store.settle()?;
+    let settle_seconds = settle_started.elapsed().as_secs_f64();
     let run_writes: u64 = run
         .ops
         .iter()
@@ -195,6 +202,8 @@ pub fn run_bench(
         run,
         background_per_write,
         run_writes,
+        before_run,
+        settle_seconds,
         stats,
         rss: cosine_ycsb::resident_bytes(),
         peak_rss: cosine_ycsb::peak_resident_bytes(),
