@@ -523,22 +523,23 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             if i == r.best { "  <- best" } else { "" }
         );
     }
-    let best = &r.candidates[r.best];
+    let chosen = &r.chosen;
     std::fs::write(
         &a.out,
-        serde_json::to_string_pretty(&best.run.settings)? + "\n",
+        serde_json::to_string_pretty(&chosen.run.settings)? + "\n",
     )
     .with_context(|| format!("--out {}", a.out))?;
     println!(
-        "wrote {} (score {:.3} against the defaults{})",
+        "wrote {} (score {:.3} against the defaults: {})",
         a.out,
-        best.measured_score,
-        match best_probe {
-            Some(p) if p.measured_score > best.measured_score => format!(
-                "; the best probe, {}, measured {:.3}: the search did not beat it",
-                p.config, p.measured_score
-            ),
-            _ => String::new(),
+        chosen.measured_score,
+        if chosen.source == cosine_learn::repo::Source::Probe {
+            format!(
+                "the best probe, {}; no candidate of the search beat it",
+                chosen.config
+            )
+        } else {
+            format!("candidate {}", r.best + 1)
         }
     );
     if let Some(path) = &a.report {

@@ -146,7 +146,7 @@ pub fn evaluate_target(
                 if method == "tune" {
                     tune_runs = runs;
                 }
-                let best = &r.candidates[r.best];
+                let best = &r.chosen;
                 let c = Config {
                     source: Source::Tuned,
                     point: space.point(&best.run.knobs)?,

@@ -10,7 +10,8 @@
 //!    on the target) to its outcomes as log-ratios to its workload's defaults; a fifth of the rows is held out
 //!    and the pipeline refuses to go on when the surrogate's rank correlation there is below the floor.
 //! 5. Search: RTune's genetic algorithm over the knob space with the surrogate's score as fitness.
-//! 6. Verify: the `verify` best distinct candidates are measured on the target; the best measured one wins.
+//! 6. Verify: the `verify` best distinct candidates are measured on the target; the best configuration measured
+//!    on the target, candidates and probes alike, is returned.
 //!
 //! Scores: the fitness is RTune's Eq. 2 with equal weights (the mean of T_D/T, R/R_D, WA_D/WA, SA_D/SA); a
 //! measured configuration is reported by Eq. 4 (their geometric mean), or, with [`Objective::Ios`], by the
@@ -128,6 +129,9 @@ pub struct TuneReport {
     pub candidates: Vec<Candidate>,
     /// Index into `candidates` of the best measured one.
     pub best: usize,
+    /// What tuning returns: the best configuration it measured on the target, the search's candidates and
+    /// the probes alike (a probe that beats every candidate is returned rather than thrown away).
+    pub chosen: Candidate,
 }
 
 /// Outcome ratios to the defaults, each "higher is better": T_D/T, R/R_D, WA_D/WA, SA_D/SA, IO_D/IO. A value
@@ -598,6 +602,12 @@ pub fn tune(
                 .total_cmp(&candidates[b].measured_score)
         })
         .unwrap_or(0);
+    let chosen = probes
+        .iter()
+        .chain(candidates.get(best))
+        .max_by(|a, b| a.measured_score.total_cmp(&b.measured_score))
+        .cloned()
+        .ok_or_else(|| Error::Invalid("tuning measured nothing".into()))?;
     Ok(TuneReport {
         defaults,
         probes,
@@ -607,6 +617,7 @@ pub fn tune(
         rank_correlation,
         candidates,
         best,
+        chosen,
     })
 }
 
