@@ -353,3 +353,103 @@ fn tune_bad_input() {
         "unknown target 'nope'",
     );
 }
+
+/// The held-out evaluation on a tiny repository: every method's pick measured side by side, the table and the
+/// JSON, and the table printed again from the JSON.
+#[test]
+fn evaluate_runs_every_method_on_a_tiny_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let repo_s = repo.to_str().unwrap();
+    let out = cosine(&[
+        "learn",
+        "collect",
+        "--workloads",
+        "rw90-1k,rw10-1k,upd-1k,rw50-4k",
+        "--configs",
+        "12",
+        "--records",
+        "1000",
+        "--ops",
+        "300",
+        "--memory",
+        "1048576",
+        "--repo",
+        repo_s,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = dir.path().join("eval.json");
+    let out = cosine(&[
+        "learn",
+        "evaluate",
+        "--repo",
+        repo_s,
+        "--targets",
+        "ycsb-a",
+        "--seeds",
+        "1",
+        "--repeats",
+        "1",
+        "--probe",
+        "3",
+        "--verify",
+        "1",
+        "--epochs",
+        "10",
+        "--generations",
+        "5",
+        "--json-out",
+        json.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for m in [
+        "model",
+        "tune",
+        "best-probe",
+        "tune+model",
+        "nearest",
+        "random",
+    ] {
+        assert!(text.contains(m), "{m} missing: {text}");
+    }
+    assert!(text.contains("ycsb-a"), "{text}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let picks = doc["results"][0]["picks"].as_array().unwrap();
+    assert_eq!(picks.len(), 7);
+    // the defaults against their own median score exactly 1; a method either has a pick or says why not
+    assert_eq!(picks[0]["method"], "defaults");
+    assert_eq!(picks[0]["score"].as_f64().unwrap(), 1.0);
+    for p in picks {
+        assert!(
+            p["failed"].is_string() || p["score"].as_f64().is_some_and(|s| s > 0.0),
+            "{p}"
+        );
+    }
+    let random = picks.iter().find(|p| p["method"] == "random").unwrap();
+    assert_eq!(
+        random["tuning_runs"], 5,
+        "random gets tune's budget: defaults, 3 probes, 1 candidate"
+    );
+    // the table again, from the JSON alone
+    let again = cosine(&[
+        "learn",
+        "evaluate",
+        "--repo",
+        "unused",
+        "--table-from",
+        json.to_str().unwrap(),
+    ]);
+    assert!(again.status.success());
+    let table = String::from_utf8_lossy(&again.stdout);
+    assert!(table.lines().any(|l| l.starts_with("ycsb-a")), "{table}");
+}
