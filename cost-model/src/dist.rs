@@ -2173,13 +2173,20 @@ mod tests {
         );
     }
 
-    #[test]
-    fn lsh_like_design() {
+    /// An unclassified design with no filters and T above any block's entries (the engine's rule makes it a
+    /// hash log): 512 MiB of buffer, 1 GiB of fences.
+    fn lsh_test_design() -> Design {
         let mut d = Design::rocksdb_like(512 << 20, 0, 1 << 30);
         d.size_ratio = 1000;
         d.hot_runs = 999;
         d.cold_runs = 999;
         d.class = None;
+        d
+    }
+
+    #[test]
+    fn lsh_like_design() {
+        let d = lsh_test_design();
         let w = workload(all_ops());
         let c = eval(&d, &w);
         assert_eq!(c.class, DesignClass::Lsh);
@@ -2249,11 +2256,7 @@ mod tests {
         // YCSB-C: zipfian reads, no writes; the data came from the load, one write a key. The read-only region
         // (256 MiB of M_B) holds the load's newest records, a uniform share of the N whichever keys the reads
         // favour, and the mutable region is empty
-        let mut d = Design::rocksdb_like(512 << 20, 0, 1 << 30);
-        d.size_ratio = 1000;
-        d.hot_runs = 999;
-        d.cold_runs = 999;
-        d.class = None;
+        let d = lsh_test_design();
         let mut w = workload(OperationMix {
             lookup: 1.0,
             ..Default::default()

@@ -366,48 +366,11 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     let repo = Repository::at(&a.repo);
     let runs = repo.load()?;
     let engine = a.engine.name();
-    let mine: Vec<_> = runs.iter().filter(|r| r.engine == engine).collect();
-    if mine.is_empty() {
-        bail!(
-            "{} holds no runs of {engine} (collect some with cosine learn collect --engine {engine})",
-            repo.file().display()
-        );
-    }
-    let memory = match a.memory {
-        Some(m) => m,
-        None => {
-            let sizes: std::collections::BTreeSet<u64> = mine.iter().map(|r| r.memory).collect();
-            if sizes.len() != 1 {
-                bail!("the repository holds runs at several memory sizes ({sizes:?}): choose one with --memory");
-            }
-            *sizes.iter().next().expect("one size")
-        }
-    };
-    // the repository's scale: records of 1 KiB, and operations, of its runs (the most common)
-    let mode = |v: Vec<u64>| -> u64 {
-        let mut counts = std::collections::BTreeMap::new();
-        for x in v {
-            *counts.entry(x).or_insert(0) += 1;
-        }
-        counts
-            .into_iter()
-            .max_by_key(|(_, c)| *c)
-            .map_or(0, |(x, _)| x)
-    };
-    let records = a.records.unwrap_or_else(|| {
-        mode(
-            mine.iter()
-                .map(|r| r.workload_spec.record_count * r.workload_spec.value_bytes() as u64 / 1024)
-                .collect(),
-        )
-    });
-    let ops = a.ops.unwrap_or_else(|| {
-        mode(
-            mine.iter()
-                .map(|r| r.workload_spec.operation_count)
-                .collect(),
-        )
-    });
+    let scale = RepositoryScale::of(&runs, engine, a.memory)
+        .with_context(|| repo.file().display().to_string())?;
+    let (memory, runs_used) = (scale.memory, scale.runs);
+    let records = a.records.unwrap_or(scale.records);
+    let ops = a.ops.unwrap_or(scale.ops);
     if records == 0 || ops == 0 {
         bail!("--records and --ops must be positive");
     }
@@ -461,7 +424,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         spec.target.name,
         spec.target.record_count,
         spec.target.operation_count,
-        mine.len(),
+        runs_used,
         repo.file().display(),
         memory
     );
@@ -549,44 +512,73 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
     Ok(())
 }
 
-/// The memory and the 1 KiB-equivalent scale (records, operations) of a repository's runs of an engine.
-fn repository_scale(
-    runs: &[cosine_learn::repo::RunRecord],
-    engine: &str,
-) -> Result<(u64, u64, u64)> {
-    let mine: Vec<_> = runs.iter().filter(|r| r.engine == engine).collect();
-    if mine.is_empty() {
-        bail!(
-            "the repository holds no runs of {engine} (collect some with cosine learn collect --engine {engine})"
-        );
-    }
-    let mode = |v: Vec<u64>| -> u64 {
-        let mut counts = std::collections::BTreeMap::new();
-        for x in v {
-            *counts.entry(x).or_insert(0) += 1;
+/// A repository's runs of an engine at one memory size, and their scale.
+struct RepositoryScale {
+    /// Engine memory, bytes.
+    memory: u64,
+    /// Records of 1 KiB, or as many bytes (the most common over the runs).
+    records: u64,
+    /// Operations of a run (the most common).
+    ops: u64,
+    /// Runs at that memory.
+    runs: usize,
+}
+
+impl RepositoryScale {
+    /// The scale of `engine`'s runs at `memory` (None: the repository must hold one memory size).
+    fn of(
+        runs: &[cosine_learn::repo::RunRecord],
+        engine: &str,
+        memory: Option<u64>,
+    ) -> Result<Self> {
+        let mine: Vec<_> = runs.iter().filter(|r| r.engine == engine).collect();
+        if mine.is_empty() {
+            bail!(
+                "the repository holds no runs of {engine} (collect some with cosine learn collect --engine {engine})"
+            );
         }
-        counts
-            .into_iter()
-            .max_by_key(|(_, c)| *c)
-            .map_or(0, |(x, _)| x)
-    };
-    let sizes: std::collections::BTreeSet<u64> = mine.iter().map(|r| r.memory).collect();
-    if sizes.len() != 1 {
-        bail!("the repository holds runs at several memory sizes ({sizes:?})");
+        let memory = match memory {
+            Some(m) => m,
+            None => {
+                let sizes: std::collections::BTreeSet<u64> =
+                    mine.iter().map(|r| r.memory).collect();
+                if sizes.len() != 1 {
+                    bail!("the repository holds runs at several memory sizes ({sizes:?}): choose one with --memory");
+                }
+                *sizes.iter().next().expect("one size")
+            }
+        };
+        let mine: Vec<_> = mine.into_iter().filter(|r| r.memory == memory).collect();
+        if mine.is_empty() {
+            bail!("the repository holds no runs of {engine} at {memory} bytes of memory");
+        }
+        let mode = |v: Vec<u64>| -> u64 {
+            let mut counts = std::collections::BTreeMap::new();
+            for x in v {
+                *counts.entry(x).or_insert(0) += 1;
+            }
+            counts
+                .into_iter()
+                .max_by_key(|(_, c)| *c)
+                .map_or(0, |(x, _)| x)
+        };
+        Ok(RepositoryScale {
+            memory,
+            records: mode(
+                mine.iter()
+                    .map(|r| {
+                        r.workload_spec.record_count * r.workload_spec.value_bytes() as u64 / 1024
+                    })
+                    .collect(),
+            ),
+            ops: mode(
+                mine.iter()
+                    .map(|r| r.workload_spec.operation_count)
+                    .collect(),
+            ),
+            runs: mine.len(),
+        })
     }
-    Ok((
-        *sizes.iter().next().expect("one size"),
-        mode(
-            mine.iter()
-                .map(|r| r.workload_spec.record_count * r.workload_spec.value_bytes() as u64 / 1024)
-                .collect(),
-        ),
-        mode(
-            mine.iter()
-                .map(|r| r.workload_spec.operation_count)
-                .collect(),
-        ),
-    ))
 }
 
 fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
@@ -626,7 +618,9 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
         .map_err(|_| anyhow::anyhow!("--seeds must be whole numbers separated by commas"))?;
     let repo = Repository::at(&a.repo);
     let runs = repo.load()?;
-    let (memory, records, ops) = repository_scale(&runs, a.engine.name())?;
+    let scale = RepositoryScale::of(&runs, a.engine.name(), None)
+        .with_context(|| repo.file().display().to_string())?;
+    let (memory, records, ops) = (scale.memory, scale.records, scale.ops);
     let targets = parse_workloads(&a.targets, records, ops)?;
     let m = measurer(a.engine, a.work, a.threads)?;
     let m = m.as_ref();
@@ -703,8 +697,7 @@ fn print_table(all: &[cosine_learn::evaluate::TargetRun], targets: &[String], re
     let cell = |v: &mut Vec<f64>| -> String {
         match cosine_learn::evaluate::spread(v) {
             None => "failed".into(),
-            Some((med, lo, hi)) if v.iter().filter(|x| x.is_finite()).count() == 1 => {
-                let _ = (lo, hi);
+            Some((med, _, _)) if v.iter().filter(|x| x.is_finite()).count() == 1 => {
                 format!("{med:.2} (1 seed)")
             }
             Some((med, lo, hi)) => format!("{med:.2} ({lo:.2}-{hi:.2})"),

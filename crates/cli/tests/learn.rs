@@ -17,6 +17,31 @@ fn fails_with(args: &[&str], needle: &str) {
     assert!(err.contains(needle), "{args:?}: '{needle}' not in: {err}");
 }
 
+/// Collects a tiny repository of our engine at 1 MiB of memory into `repo` (the test fails if it fails).
+fn collect_tiny(repo: &std::path::Path, workloads: &str, configs: &str, records: &str, ops: &str) {
+    let out = cosine(&[
+        "learn",
+        "collect",
+        "--workloads",
+        workloads,
+        "--configs",
+        configs,
+        "--records",
+        records,
+        "--ops",
+        ops,
+        "--memory",
+        "1048576",
+        "--repo",
+        repo.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn collect_appends_runs_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,7 +87,16 @@ fn collect_appends_runs_and_resumes() {
     for l in &lines {
         assert_eq!(l["engine"], "cosine");
         assert!(l["outcome"]["throughput"].as_f64().unwrap() > 0.0);
-        assert!(l["outcome"]["ios_per_op"].as_f64().unwrap() >= 0.0);
+        // the outcome's I/Os are the run's read-path and background blocks the engine counted, and reads of
+        // twice the memory's data reach blocks
+        let m = &l["metrics"];
+        let read = m["run.read_ios_per_op"].as_f64().unwrap();
+        let background = m["run.background_ios_per_op"].as_f64().unwrap();
+        let ios = l["outcome"]["ios_per_op"].as_f64().unwrap();
+        assert!((ios - read - background).abs() < 1e-9, "{l}");
+        if l["workload"] == "rw90-1k" {
+            assert!(read > 0.0, "{l}");
+        }
         assert!(
             l["metrics"]["write_amplification"].as_f64().unwrap() >= 1.0,
             "{l}"
@@ -136,27 +170,7 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     let repo_s = repo.to_str().unwrap();
-    let out = cosine(&[
-        "learn",
-        "collect",
-        "--workloads",
-        "rw90-1k,rw10-1k,upd-1k,rw50-4k",
-        "--configs",
-        "12",
-        "--records",
-        "1000",
-        "--ops",
-        "300",
-        "--memory",
-        "1048576",
-        "--repo",
-        repo_s,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    collect_tiny(&repo, "rw90-1k,rw10-1k,upd-1k,rw50-4k", "12", "1000", "300");
     let tune = |seed: &str, name: &str, objective: &str| {
         let design = dir.path().join(format!("{name}.json"));
         let report = dir.path().join(format!("{name}-report.json"));
@@ -263,23 +277,7 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
     assert_eq!(lines, 48);
     // a repository with too few configurations to check the surrogate on is refused, with what to do
     let small = dir.path().join("small");
-    let out = cosine(&[
-        "learn",
-        "collect",
-        "--workloads",
-        "rw90-1k,rw10-1k",
-        "--configs",
-        "4",
-        "--records",
-        "500",
-        "--ops",
-        "100",
-        "--memory",
-        "1048576",
-        "--repo",
-        small.to_str().unwrap(),
-    ]);
-    assert!(out.status.success());
+    collect_tiny(&small, "rw90-1k,rw10-1k", "4", "500", "100");
     fails_with(
         &[
             "learn",
@@ -325,23 +323,7 @@ fn tune_bad_input() {
     // a target that is one of the repository's workloads is refused
     let repo = dir.path().join("r");
     let r = repo.to_str().unwrap();
-    let c = cosine(&[
-        "learn",
-        "collect",
-        "--workloads",
-        "rw90-1k,rw10-1k",
-        "--configs",
-        "1",
-        "--records",
-        "500",
-        "--ops",
-        "100",
-        "--memory",
-        "1048576",
-        "--repo",
-        r,
-    ]);
-    assert!(c.status.success());
+    collect_tiny(&repo, "rw90-1k,rw10-1k", "1", "500", "100");
     fails_with(
         &[
             "learn", "tune", "--repo", r, "--target", "rw90-1k", "--out", o,
@@ -361,27 +343,7 @@ fn evaluate_runs_every_method_on_a_tiny_repository() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     let repo_s = repo.to_str().unwrap();
-    let out = cosine(&[
-        "learn",
-        "collect",
-        "--workloads",
-        "rw90-1k,rw10-1k,upd-1k,rw50-4k",
-        "--configs",
-        "12",
-        "--records",
-        "1000",
-        "--ops",
-        "300",
-        "--memory",
-        "1048576",
-        "--repo",
-        repo_s,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    collect_tiny(&repo, "rw90-1k,rw10-1k,upd-1k,rw50-4k", "12", "1000", "300");
     let json = dir.path().join("eval.json");
     let out = cosine(&[
         "learn",

@@ -17,7 +17,7 @@ use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::Design;
 use cosine_engine::SyncMode;
 use cosine_validate::{run_bench, searched_design, NoProgress, Run, RunSpec};
-use cosine_ycsb::CoreWorkload;
+use cosine_ycsb::{CoreWorkload, PhaseReport};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -172,6 +172,14 @@ pub fn cosine_metrics(r: &Run) -> BTreeMap<String, f64> {
     m
 }
 
+/// The 99th-percentile latency of a phase's most frequent operation type, microseconds (0 without operations).
+pub fn main_p99(r: &PhaseReport) -> f64 {
+    r.ops
+        .iter()
+        .max_by_key(|(_, o)| o.count)
+        .map_or(0.0, |(_, o)| o.p99_us)
+}
+
 /// Write amplification of a phase: device bytes flushed and merged over the bytes the user wrote in it (1 when
 /// the phase wrote nothing, so a read-only target compares equal).
 pub fn phase_write_amplification(device_bytes: f64, user_bytes: f64) -> f64 {
@@ -191,16 +199,10 @@ pub fn cosine_outcome(r: &Run) -> Outcome {
     let device = (b.bytes_flushed + b.bytes_compacted_written)
         .saturating_sub(a.bytes_flushed + a.bytes_compacted_written) as f64;
     let user = b.user_bytes_written.saturating_sub(a.user_bytes_written) as f64;
-    let main_p99 = r
-        .run
-        .ops
-        .iter()
-        .max_by_key(|(_, o)| o.count)
-        .map_or(0.0, |(_, o)| o.p99_us);
     Outcome {
         throughput: r.run.throughput,
         seconds: r.run.seconds + r.settle_seconds,
-        p99_us: main_p99,
+        p99_us: main_p99(&r.run),
         write_amplification: phase_write_amplification(device, user),
         space_amplification: b.space_amplification,
         ios_per_op: match (r.run.read_ios_per_op, r.run.background_ios_per_op) {

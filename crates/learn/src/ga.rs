@@ -115,9 +115,8 @@ mod tests {
                 .collect()
         };
         let peak = [0.75, 0.25, 0.55];
-        let mut calls = 0;
-        let mut f = |batch: &[Vec<f64>]| -> Vec<f64> {
-            calls += batch.len();
+        // minus the squared distance to the peak
+        let score = |batch: &[Vec<f64>]| -> Vec<f64> {
             batch
                 .iter()
                 .map(|p| {
@@ -127,6 +126,11 @@ mod tests {
                         .sum::<f64>()
                 })
                 .collect()
+        };
+        let mut calls = 0;
+        let mut f = |batch: &[Vec<f64>]| -> Vec<f64> {
+            calls += batch.len();
+            score(batch)
         };
         let spec = GaSpec {
             generations: 60,
@@ -138,16 +142,7 @@ mod tests {
             .windows(2)
             .all(|w| w[0].1 >= w[1].1 && w[0].0 != w[1].0));
         assert_eq!(calls, 128 + 60 * 64);
-        let again = search(3, &[], spec, &canon, &mut |b: &[Vec<f64>]| {
-            b.iter()
-                .map(|p| {
-                    -p.iter()
-                        .zip(&peak)
-                        .map(|(a, b)| (a - b).powi(2))
-                        .sum::<f64>()
-                })
-                .collect()
-        });
+        let again = search(3, &[], spec, &canon, &mut |b: &[Vec<f64>]| score(b));
         assert_eq!(again[..5], best[..5], "same seed, same search");
     }
 }

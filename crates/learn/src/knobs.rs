@@ -192,6 +192,18 @@ impl KnobSpace {
             .unwrap_or_else(|| panic!("knob {name} is not in the {} space", self.engine))
     }
 
+    /// The point of knob values given by name (every knob of the space must be named).
+    pub fn encode_all(&self, values: &[(&str, f64)]) -> Vec<f64> {
+        self.knobs
+            .iter()
+            .map(|k| {
+                let v = values.iter().find(|(n, _)| *n == k.name).map(|r| r.1);
+                debug_assert!(v.is_some(), "no value for knob {}", k.name);
+                k.domain.encode(v.unwrap_or(0.0))
+            })
+            .collect()
+    }
+
     /// The decoded value of knob `name` at `u`.
     pub fn get(&self, u: &[f64], name: &str) -> f64 {
         let i = self.index(name);
@@ -362,14 +374,7 @@ pub fn cosine_point(space: &KnobSpace, design: &Design, memory: u64) -> Vec<f64>
         ),
         ("log", choice(LOGS, &field("log"))),
     ];
-    space
-        .knobs
-        .iter()
-        .map(|k| {
-            let v = raw.iter().find(|(n, _)| *n == k.name).map_or(0.0, |r| r.1);
-            k.domain.encode(v)
-        })
-        .collect()
+    space.encode_all(&raw)
 }
 
 /// Our engine's default configuration at `memory` bytes: the LSM-tree `cosine validate` and `cosine calibrate`
@@ -598,15 +603,7 @@ pub fn rocksdb_defaults(space: &KnobSpace, memory: u64) -> (Vec<f64>, Value) {
         ("memtable_prefix_bloom_size_ratio", 0.0),
         ("max_open_files", 4096.0),
     ];
-    let point = space
-        .knobs
-        .iter()
-        .map(|k| {
-            let v = raw.iter().find(|(n, _)| *n == k.name).map_or(0.0, |r| r.1);
-            k.domain.encode(v)
-        })
-        .collect();
-    (point, settings)
+    (space.encode_all(&raw), settings)
 }
 
 #[cfg(test)]

@@ -42,8 +42,13 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// This machine.
+    /// This machine (read once per process).
     pub fn here() -> Self {
+        static HERE: std::sync::OnceLock<Machine> = std::sync::OnceLock::new();
+        HERE.get_or_init(Self::read).clone()
+    }
+
+    fn read() -> Self {
         let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
         let cpu = read("/proc/cpuinfo")
             .lines()

@@ -112,7 +112,7 @@ impl Surrogate {
         let heads = (0..outputs)
             .map(|_| layer(&mut rng, 16, 1, &mut vars))
             .collect::<Result<Vec<_>>>()?;
-        let mut net = Surrogate {
+        let net = Surrogate {
             layers,
             heads,
             inputs,
@@ -140,7 +140,6 @@ impl Surrogate {
                 opt.backward_step(&loss).map_err(err)?;
             }
         }
-        net.heads.shrink_to_fit();
         Ok(net)
     }
 

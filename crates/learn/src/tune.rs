@@ -414,14 +414,12 @@ pub fn tune(
                 .map_or(0.0, |io| (1.0 + io.max(0.0)).ln())
         })
     };
+    // the rows' feature comes from the same function as the search's (the settings their point makes)
     let mut x: Vec<Vec<f64>> = Vec::with_capacity(rows.len());
-    for (p, _, r) in &rows {
+    for (p, _, _) in &rows {
         let mut v = p.clone();
         if spec.model_feature {
-            let io = m
-                .model_ios(&r.settings, &spec.target)
-                .map_or(0.0, |io| (1.0 + io.max(0.0)).ln());
-            v.push(io);
+            v.push(model_feature(p));
         }
         x.push(v);
     }

@@ -259,15 +259,10 @@ impl Measurer for RocksMeasurer {
             + get(&after, "rocksdb.flush.write.bytes")
             - get(&before, "rocksdb.flush.write.bytes"))
             / 4096.0;
-        let main_p99 = run
-            .ops
-            .iter()
-            .max_by_key(|(_, o)| o.count)
-            .map_or(0.0, |(_, o)| o.p99_us);
         let outcome = Outcome {
             throughput: run.throughput,
             seconds: run.seconds + settle_seconds,
-            p99_us: main_p99,
+            p99_us: cosine_learn::collect::main_p99(&run),
             write_amplification: cosine_learn::collect::phase_write_amplification(
                 device_writes,
                 user,
