@@ -668,6 +668,36 @@ fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
     cost
 }
 
+/// σ_l over the tree a load left ([`crate::loaded`]), for a workload that never writes: a lookup of a key held
+/// by a run passes every run above it (newest first, level by level) whose files cover the key (a filter false
+/// positive when the run is resident, its index block and a data block when cold: a cold run keeps no filter
+/// in memory), then reads its own block (and the index block when cold). Runs keep their fences resident newest
+/// first while M_FP lasts, the first that does not fit in part (the engine keeps its leading files' fences).
+fn loaded_lookup(
+    tree: &Tree,
+    runs: &[crate::loaded::LoadedRun],
+    fence_bytes: f64,
+    per_entry: f64,
+) -> f64 {
+    let total: f64 = runs.iter().map(|r| r.entries).sum();
+    let l = tree.l as usize;
+    if total <= 0.0 || l == 0 {
+        return 0.0;
+    }
+    let mut left = fence_bytes.max(0.0);
+    let (mut above, mut cost) = (0.0, 0.0);
+    for r in runs {
+        let need = r.entries * per_entry;
+        let resident = if need <= left { 1.0 } else { left / need };
+        left = if resident >= 1.0 { left - need } else { 0.0 };
+        let i = r.level.clamp(1, l);
+        let (index, cold) = (tree.index_cost[i], 1.0 - resident);
+        cost += r.entries / total * (above + 1.0 + cold * index);
+        above += r.coverage * (resident * tree.hot_fpr[i] + cold * (1.0 + index));
+    }
+    cost
+}
+
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
 /// Returns None when such a key can never exist (q = 0).
 /// `spans[i]`: whether level i spans the key space, so that a lookup passing it probes it (see
@@ -1538,21 +1568,46 @@ impl DistributionAware {
             && matches!(workload.writes, KeyDistribution::Uniform { .. })
             && !q.full_buffer
         {
-            // After a uniform load and no writes each level holds its share of the keys. A level that compaction
-            // merges whole spans the key space, so every lookup that passes it probes its runs (a filter
-            // false positive, or a block without filters, plus the index when cold); a level that partial
-            // compaction feeds file by file holds the contiguous key ranges it has not pushed down yet, so
-            // only the lookups whose key it holds touch it, unless it holds several runs.
-            let mut above = 0.0;
-            for i in 1..=l {
-                let iu = i as usize;
-                let cold_share = 1.0 - (tree.resident[iu] / tree.runs[iu].max(1e-12)).min(1.0);
-                let own = 1.0 + tree.index_cost[iu] * cold_share;
-                lookup += layout::data_share(i, l, t) * (above + own);
-                // (a level of several runs spans the key space whatever the compaction: each run is a whole
-                // flush or merge)
-                if spans[iu] {
-                    above += tree.pass_level(iu);
+            // the tree the load left, as the engine's planner builds it (when the load is not too many
+            // flushes to simulate)
+            let loaded = if q.nominal_loaded_tree {
+                None
+            } else {
+                crate::loaded::loaded_runs(
+                    design,
+                    stored.effective_entries,
+                    stored.entry_bytes + cosine_design::shape::RUN_ENTRY_HEADER_BYTES as f64,
+                    cosine_design::shape::sorted_buffer_entry_bytes(
+                        workload.key_bytes as usize,
+                        workload.value_bytes as usize,
+                    ) as f64,
+                    stored.key_bytes / stored.entries_per_block.max(1.0),
+                )
+            };
+            if let Some(runs) = loaded {
+                lookup = loaded_lookup(
+                    &tree,
+                    &runs,
+                    fence_bytes,
+                    stored.key_bytes / stored.entries_per_block.max(1.0),
+                );
+            } else {
+                // After a uniform load and no writes each level holds its share of the keys. A level that compaction
+                // merges whole spans the key space, so every lookup that passes it probes its runs (a filter
+                // false positive, or a block without filters, plus the index when cold); a level that partial
+                // compaction feeds file by file holds the contiguous key ranges it has not pushed down yet, so
+                // only the lookups whose key it holds touch it, unless it holds several runs.
+                let mut above = 0.0;
+                for i in 1..=l {
+                    let iu = i as usize;
+                    let cold_share = 1.0 - (tree.resident[iu] / tree.runs[iu].max(1e-12)).min(1.0);
+                    let own = 1.0 + tree.index_cost[iu] * cold_share;
+                    lookup += layout::data_share(i, l, t) * (above + own);
+                    // (a level of several runs spans the key space whatever the compaction: each run is a whole
+                    // flush or merge)
+                    if spans[iu] {
+                        above += tree.pass_level(iu);
+                    }
                 }
             }
             // the entry cache answers the lookups of the keys the reads keep in it: the levels hold every key
@@ -1760,11 +1815,16 @@ mod tests {
         let flush = d.flush_bytes() as f64 / 128.0;
         let pushes = N as f64 / (31.0 * flush);
         assert!(pushes > 2.0 && pushes < 20.0, "{pushes} pushes");
-        let fixed = eval(&d, &w);
+        // (the steady state's runs: the tree a load leaves is checked in `crate::loaded`)
+        let steady = ReferenceQuirks {
+            nominal_loaded_tree: true,
+            ..ReferenceQuirks::NONE
+        };
+        let fixed = eval_with(steady, &d, &w);
         let full = eval_with(
             ReferenceQuirks {
                 tiered_levels_full_of_runs: true,
-                ..ReferenceQuirks::NONE
+                ..steady
             },
             &d,
             &w,

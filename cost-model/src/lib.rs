@@ -19,6 +19,7 @@ pub mod dist;
 pub mod endure;
 pub mod keys;
 pub mod layout;
+pub mod loaded;
 pub mod quirks;
 pub mod worst;
 

@@ -107,6 +107,14 @@ pub struct ReferenceQuirks {
     /// updates held 24,896 entries in level 2's 12 runs against a nominal 3,500, priced at 0.91 blocks a lookup
     /// against 3.14 measured).
     pub monkey_over_nominal_levels: bool,
+    /// A workload that never writes meets the nominal tree: each level its capacity's share of the keys
+    /// (`data_share`), in K (Z) runs, every run spanning the key space. Fixed: the tree the load left, as the
+    /// engine's planner builds it flush by flush ([`crate::loaded`]; a flush holding M_B/2 over what the write
+    /// buffer charges an entry), each run with its entries and the key ranges its files cover, resident newest
+    /// first while M_FP lasts (found by `cosine validate --held-out` on YCSB-C: B-tree-like designs priced at
+    /// 6.51 and 3.75 blocks a lookup measured 1.80 and 9.96; a tiered level pushed down whole leaves the levels
+    /// above it empty, a last level keeps up to Z runs of unequal sizes).
+    pub nominal_loaded_tree: bool,
 }
 
 impl ReferenceQuirks {
@@ -138,6 +146,7 @@ impl ReferenceQuirks {
         levels_hot_or_cold: false,
         table2_write_cost: false,
         monkey_over_nominal_levels: false,
+        nominal_loaded_tree: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -167,6 +176,7 @@ impl ReferenceQuirks {
         levels_hot_or_cold: true,
         table2_write_cost: true,
         monkey_over_nominal_levels: true,
+        nominal_loaded_tree: true,
     };
 
     /// Bytes one flush writes: M_B with `whole_buffer_flushes`, else [`cosine_design::Design::flush_bytes`].

@@ -23,20 +23,7 @@ pub type Versioned = (u64, Option<Vec<u8>>);
 /// One entry as it leaves the buffer: key, sequence number, value (`None` = tombstone).
 pub type BufferEntry = (Vec<u8>, u64, Option<Vec<u8>>);
 
-/// Bytes the heap hands out for a request of `n` bytes: glibc's chunk (the request plus an 8-byte header,
-/// rounded up to 16, at least 32); nothing for an empty `Vec`, which does not allocate.
-pub const fn alloc_bytes(n: usize) -> usize {
-    if n == 0 {
-        0
-    } else {
-        let chunk = (n + 8 + 15) & !15;
-        if chunk < 32 {
-            32
-        } else {
-            chunk
-        }
-    }
-}
+pub use cosine_design::shape::alloc_bytes;
 
 /// Heap bytes of one skiplist node: the key's and the value's `Vec` headers, the sequence number and the
 /// cell's lock, the reference count and a tower of two pointers on average (a node's height is geometric with
@@ -520,6 +507,18 @@ mod tests {
         assert_eq!(alloc_bytes(24), 32);
         assert_eq!(alloc_bytes(25), 48);
         assert_eq!(alloc_bytes(1000), 1008);
+    }
+
+    #[test]
+    fn the_node_and_the_charge_are_what_the_cost_model_counts() {
+        assert_eq!(
+            SKIPLIST_NODE_BYTES,
+            cosine_design::shape::SORTED_BUFFER_NODE_BYTES
+        );
+        assert_eq!(
+            charge(&[7; 23], &Some(vec![1; 1000])),
+            cosine_design::shape::sorted_buffer_entry_bytes(23, 1000)
+        );
         assert!(table_bytes(0) == 0 && table_bytes(3) < table_bytes(7));
         assert_eq!(table_bytes(14), table_bytes(13));
     }

@@ -9,8 +9,11 @@
 pub mod design;
 pub mod error;
 pub mod named;
+pub mod planner;
 pub mod rocksdb;
 pub mod shape;
+pub mod simulate;
+pub mod tree_view;
 pub mod vm;
 pub mod workload;
 

@@ -23,6 +23,38 @@ pub fn bits_for_fpr(p: f64) -> f64 {
     }
 }
 
+/// Bytes the heap hands out for a request of `n` bytes: glibc's chunk (the request plus an 8-byte header,
+/// rounded up to 16, at least 32); nothing for an empty request, which does not allocate. The engine's write
+/// buffer charges its entries by it (`cosine_buffer`), and the cost model counts a flush's entries with it.
+pub const fn alloc_bytes(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        let chunk = (n + 8 + 15) & !15;
+        if chunk < 32 {
+            32
+        } else {
+            chunk
+        }
+    }
+}
+
+/// Heap bytes of one node of the engine's sorted write buffer besides its key's and value's allocations
+/// (`cosine_buffer::SKIPLIST_NODE_BYTES`, which a test there holds equal to this).
+pub const SORTED_BUFFER_NODE_BYTES: usize = 96;
+
+/// Bytes the engine's sorted write buffer charges an entry of a `key`-byte key and a `value`-byte value: its
+/// node and its key's and value's allocations. A flush of M_B/2 holds M_B/2 over this many entries, not over
+/// the key and value bytes alone (for 16-byte keys and 100-byte values, half as many).
+pub const fn sorted_buffer_entry_bytes(key: usize, value: usize) -> usize {
+    SORTED_BUFFER_NODE_BYTES + alloc_bytes(key) + alloc_bytes(value)
+}
+
+/// Bytes of an entry's header in a run file's data block besides its key and value: a tombstone flag, the
+/// sequence number (8 bytes) and the key's and value's lengths (4 bytes each), as `cosine_levels`' writer
+/// lays entries out (a test there holds it to this).
+pub const RUN_ENTRY_HEADER_BYTES: usize = 17;
+
 /// L = ⌈log_T(N·E / M_B)⌉ with the argument clamped to at least 1 (0 levels when the data fits the buffer).
 pub fn level_count(entries: f64, entry_bytes: f64, buffer_bytes: f64, t: f64) -> u32 {
     let x = entries * entry_bytes / buffer_bytes;

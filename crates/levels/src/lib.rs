@@ -10,14 +10,17 @@
 pub mod compaction;
 pub mod error;
 pub mod merge;
-pub mod planner;
 pub mod runfile;
-pub mod shape;
-pub mod simulate;
 pub mod stats;
 pub mod subcompaction;
 pub mod version;
 
+/// The compaction policy as a pure function (it lives in `cosine-design`, where the cost model uses it too).
+pub use cosine_design::planner;
+/// Plans applied to a shape without data.
+pub use cosine_design::simulate;
+/// The tree's shape as the planner sees it.
+pub use cosine_design::tree_view as shape;
 pub use cosine_fence_pointers::IndexKind;
 pub use error::{Error, Result};
 pub use runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions};

@@ -229,3 +229,21 @@ fn scans_see_every_entry_once_and_detect_every_flipped_byte() {
         );
     }
 }
+
+#[test]
+fn an_entry_takes_its_header_and_its_bytes_as_the_cost_model_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(0.0, FilterGranularity::File, false);
+    o.block_bytes = 1 << 20;
+    let mut w = RunFileWriter::create(&Storage::default(), &dir.path().join("h"), o).unwrap();
+    let start = w.bytes();
+    w.add(b"k1", 1, Some(&[7; 100])).unwrap();
+    let first = w.bytes();
+    w.add(b"k2", 2, Some(&[7; 100])).unwrap();
+    // the second entry of a block adds its header, its key and its value (the first also opens the block)
+    assert_eq!(
+        (w.bytes() - first) as usize,
+        cosine_design::shape::RUN_ENTRY_HEADER_BYTES + 2 + 100
+    );
+    assert!(first > start);
+}

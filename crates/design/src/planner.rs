@@ -1,5 +1,7 @@
 //! The compaction policy as a pure function: it looks at a version's shape and the design and returns a plan
-//! (STYLE.md §2). The mechanism ([`crate::compaction`]) carries plans out; tests can run the planner alone.
+//! (STYLE.md §2). It lives here, below the engine and the cost model alike: the engine's mechanism
+//! (`cosine_levels::compaction`) carries plans out, and the cost model runs the same plans on a shape without
+//! data ([`crate::simulate`]) to price the tree a load leaves; tests can run the planner alone.
 //!
 //! Rules, checked from the top level down (level i holds at most R_i runs, R_i = K for hot levels above the
 //! last, Z for cold levels and the last level; its capacity is (M_B/2)·T^i bytes, a flush being half of M_B):
@@ -16,8 +18,8 @@
 //!
 //! LSH-like designs (T larger than the data can reach) have one level that never fills by bytes.
 
-pub use crate::shape::{FileShape, FileView, LevelShape, LevelView, RunShape, RunView};
-use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
+pub use crate::tree_view::{FileShape, FileView, LevelShape, LevelView, RunShape, RunView};
+use crate::{Compaction, Design, FilePicking, RunStrategy};
 
 /// What to do next.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! Plans applied to a tree's shape without data: [`apply`] is the pure counterpart of the compaction mechanism
-//! ([`crate::compaction::execute`]), so a test can flush any number of buffers through [`crate::planner::plan`]
+//! (`cosine_levels::compaction::execute`), so a test (or the cost model) can flush any number of buffers through [`crate::planner::plan`]
 //! and `apply` in microseconds and compare the tree that results with the one the cost model prices.
 //!
 //! Keys are taken as 64-bit numbers (a file's first 8 key bytes, big-endian); the data is unique keys spread
@@ -182,7 +182,7 @@ pub fn apply(plan: &Plan, levels: &[LevelView], file_bytes: u64, ids: &mut Ids) 
 mod tests {
     use super::*;
     use crate::planner::{plan, Policy};
-    use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
+    use crate::{Compaction, Design, FilePicking, RunStrategy};
 
     /// Flushes `n` buffers through plan and apply, each buffer a run over the whole key space, with the top
     /// `hot` levels hot (K runs) and the rest cold (Z runs).
@@ -218,12 +218,12 @@ mod tests {
             .map(|f| f.bytes)
             .sum();
         assert_eq!(bytes as f64, data, "{name}: a merge lost or made bytes");
-        // the model's tree: L = ⌈log_T(N·E / (θ·M_B/2))⌉ levels (cosine_design::shape::level_count, with the
+        // the model's tree: L = ⌈log_T(N·E / (θ·M_B/2))⌉ levels (crate::shape::level_count, with the
         // merge threshold θ as the cost model prices it), the last level sized to hold all the data. The
         // engine's levels above the last hold data too (with T = 2 as much as the last): the two may differ by
         // one level, never more
         let theta = d.merge_threshold.clamp(0.01, 1.0);
-        let model = cosine_design::shape::level_count(
+        let model = crate::shape::level_count(
             data,
             1.0,
             d.flush_bytes() as f64 * theta,

@@ -1,6 +1,6 @@
 //! The tree's shape as the compaction policy sees it: files (id, size, key range) in runs in levels. Three
 //! traits, [`FileShape`], [`RunShape`] and [`LevelShape`], are what [`crate::planner::plan`] reads; the engine's
-//! live [`crate::Version`] implements them (in `version.rs`), and so do the owned views below, which the shape
+//! live version (`cosine_levels::Version`) implements them, and so do the owned views below, which the shape
 //! simulator ([`crate::simulate`]) carries forward plan by plan.
 
 /// A file as the planner sees it.
@@ -29,7 +29,7 @@ pub struct RunView {
 pub type LevelView = Vec<RunView>;
 
 /// A file, to the compaction policy: its id (increasing with age), size and key range. The engine's run files
-/// ([`crate::RunFile`]) and the simulator's [`FileView`]s both are.
+/// (`cosine_levels::RunFile`) and the simulator's [`FileView`]s both are.
 pub trait FileShape {
     /// File id (increasing with age).
     fn id(&self) -> u64;
@@ -56,7 +56,7 @@ pub trait RunShape {
 }
 
 /// A level, to the compaction policy: its runs, newest first. [`crate::planner::plan`] is a pure function over a slice of
-/// these, so the engine plans over its live [`crate::Version`] (no copy) and the simulator over
+/// these, so the engine plans over its live version (no copy) and the simulator over
 /// [`LevelView`]s.
 pub trait LevelShape {
     /// The level's runs.
