@@ -1573,24 +1573,25 @@ impl DistributionAware {
             let loaded = if q.nominal_loaded_tree {
                 None
             } else {
-                crate::loaded::loaded_runs(
+                crate::loaded::loaded_trees(
                     design,
                     stored.effective_entries,
-                    stored.entry_bytes + cosine_design::shape::RUN_ENTRY_HEADER_BYTES as f64,
-                    cosine_design::shape::sorted_buffer_entry_bytes(
+                    crate::loaded::Sizes::of(
                         workload.key_bytes as usize,
                         workload.value_bytes as usize,
-                    ) as f64,
-                    stored.key_bytes / stored.entries_per_block.max(1.0),
+                        design.block_bytes as usize,
+                        stored.key_bytes / stored.entries_per_block.max(1.0),
+                    ),
                 )
             };
-            if let Some(runs) = loaded {
-                lookup = loaded_lookup(
-                    &tree,
-                    &runs,
-                    fence_bytes,
-                    stored.key_bytes / stored.entries_per_block.max(1.0),
-                );
+            if let Some(trees) = loaded {
+                // averaged over where the load's end falls in its levels' fill cycles
+                let per_entry = stored.key_bytes / stored.entries_per_block.max(1.0);
+                lookup = trees
+                    .iter()
+                    .map(|runs| loaded_lookup(&tree, runs, fence_bytes, per_entry))
+                    .sum::<f64>()
+                    / trees.len().max(1) as f64;
             } else {
                 // After a uniform load and no writes each level holds its share of the keys. A level that compaction
                 // merges whole spans the key space, so every lookup that passes it probes its runs (a filter

@@ -55,6 +55,41 @@ pub const fn sorted_buffer_entry_bytes(key: usize, value: usize) -> usize {
 /// lays entries out (a test there holds it to this).
 pub const RUN_ENTRY_HEADER_BYTES: usize = 17;
 
+/// Bytes a run file's data blocks take per entry of a `key`-byte key and a `value`-byte value in
+/// `block_bytes` blocks, as `cosine_levels`' writer lays them out: each data block a 4-byte entry count, its
+/// entries (header, key, value) up to the first that reaches the block size, and a 4-byte checksum. A file is
+/// cut once its data blocks reach the file size.
+pub fn run_entry_data_bytes(key: usize, value: usize, block_bytes: usize) -> f64 {
+    let entry = (RUN_ENTRY_HEADER_BYTES + key + value) as f64;
+    entry + 8.0 / entries_per_run_block(key, value, block_bytes)
+}
+
+/// Bytes a run file takes per entry: its data blocks' ([`run_entry_data_bytes`]) and its share of its block's
+/// on-disk fence (the fence's length, key and 16-byte handle); filter bits left out. A test in `cosine_levels`
+/// holds a written file to it. The planner weighs levels by these bytes, so the cost model's simulated load does
+/// too.
+pub fn run_entry_disk_bytes(key: usize, value: usize, block_bytes: usize) -> f64 {
+    run_entry_data_bytes(key, value, block_bytes)
+        + (4 + key + 16) as f64 / entries_per_run_block(key, value, block_bytes)
+}
+
+/// Entries a run file's data block holds: up to the first that reaches the block size.
+fn entries_per_run_block(key: usize, value: usize, block_bytes: usize) -> f64 {
+    let entry = (RUN_ENTRY_HEADER_BYTES + key + value) as f64;
+    ((block_bytes.saturating_sub(4)) as f64 / entry)
+        .ceil()
+        .max(1.0)
+}
+
+/// Bytes a run file takes besides its entries' share ([`run_entry_disk_bytes`]): the 84-byte footer, the meta
+/// section (counts, sequence numbers and the file's smallest and largest key), the in-memory top index's one
+/// fence and the checksums of those sections, for `key`-byte keys (a test in `cosine_levels` holds a written
+/// file to it). A flush's run is one or a few files, so at test scale this is a level's last percent, which
+/// decides whether it is pushed down.
+pub fn run_file_overhead_bytes(key: usize) -> u64 {
+    (84 + (48 + 2 * key) + (28 + key) + 8) as u64
+}
+
 /// L = ⌈log_T(N·E / M_B)⌉ with the argument clamped to at least 1 (0 levels when the data fits the buffer).
 pub fn level_count(entries: f64, entry_bytes: f64, buffer_bytes: f64, t: f64) -> u32 {
     let x = entries * entry_bytes / buffer_bytes;

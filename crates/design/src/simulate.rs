@@ -3,8 +3,9 @@
 //! and `apply` in microseconds and compare the tree that results with the one the cost model prices.
 //!
 //! Keys are taken as 64-bit numbers (a file's first 8 key bytes, big-endian); the data is unique keys spread
-//! evenly, so a merge's output holds the sum of its inputs' bytes, cut into files of `file_bytes` over its key
-//! range.
+//! evenly, so a merge's output holds the sum of its inputs' data bytes, cut into files of at most
+//! [`Files::data_bytes`] over its key range, each file also carrying [`Files::overhead`] bytes (its footer, meta
+//! and top index: the planner weighs whole files).
 
 use crate::planner::{FileView, LevelView, Plan, RunView};
 
@@ -45,19 +46,42 @@ fn num(k: &[u8]) -> u64 {
     u64::from_be_bytes(b)
 }
 
-/// A run of `bytes` over keys `lo..=hi`, cut into files of at most `file_bytes` (one at least), each over its
-/// share of the range.
-pub fn run_over(ids: &mut Ids, bytes: u64, lo: u64, hi: u64, file_bytes: u64) -> RunView {
-    let files = bytes.div_ceil(file_bytes.max(1)).max(1);
+/// How outputs are cut into files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Files {
+    /// Data bytes a file holds at most.
+    pub data_bytes: u64,
+    /// Bytes every file carries besides its data (`crate::shape::run_file_overhead_bytes`).
+    pub overhead: u64,
+}
+
+impl Files {
+    /// Files of at most `data_bytes` and no overhead.
+    pub fn of(data_bytes: u64) -> Self {
+        Files {
+            data_bytes,
+            overhead: 0,
+        }
+    }
+}
+
+/// A run of `bytes` of data over keys `lo..=hi`, cut into files as the engine's writer cuts them: full files
+/// of [`Files::data_bytes`], then the rest (one file at least), each over its share of the range.
+pub fn run_over(ids: &mut Ids, bytes: u64, lo: u64, hi: u64, cut: Files) -> RunView {
+    let full = cut.data_bytes.max(1);
+    let files = bytes.div_ceil(full).max(1);
     let span = hi.saturating_sub(lo) as u128 + 1;
+    let total = bytes.max(1) as u128;
     let run_id = ids.next();
     let files = (0..files)
         .map(|i| {
-            let a = (lo as u128 + span * i as u128 / files as u128) as u64;
-            let b = (lo as u128 + span * (i as u128 + 1) / files as u128 - 1) as u64;
+            let start = (i * full).min(bytes) as u128;
+            let end = ((i + 1) * full).min(bytes) as u128;
+            let a = (lo as u128 + span * start / total) as u64;
+            let b = (lo as u128 + (span * end / total).max(1) - 1) as u64;
             FileView {
                 id: ids.next(),
-                bytes: bytes / files + u64::from(i < bytes % files),
+                bytes: (end - start) as u64 + cut.overhead,
                 min_key: key(a),
                 max_key: key(b.max(a)),
             }
@@ -66,19 +90,24 @@ pub fn run_over(ids: &mut Ids, bytes: u64, lo: u64, hi: u64, file_bytes: u64) ->
     RunView { id: run_id, files }
 }
 
-fn span_of<'a>(files: impl Iterator<Item = &'a FileView>) -> Option<(u64, u64, u64)> {
+/// The key span and the data bytes (less each file's overhead) of some files.
+fn span_of<'a>(
+    files: impl Iterator<Item = &'a FileView>,
+    overhead: u64,
+) -> Option<(u64, u64, u64)> {
     files.fold(None, |acc, f| {
         let (lo, hi) = (num(&f.min_key), num(&f.max_key));
+        let data = f.bytes.saturating_sub(overhead);
         Some(match acc {
-            None => (lo, hi, f.bytes),
-            Some((a, b, s)) => (a.min(lo), b.max(hi), s + f.bytes),
+            None => (lo, hi, data),
+            Some((a, b, s)) => (a.min(lo), b.max(hi), s + data),
         })
     })
 }
 
 /// The shape after `plan` is carried out on `levels` (levels top first, runs newest first), with outputs cut
-/// into files of `file_bytes`.
-pub fn apply(plan: &Plan, levels: &[LevelView], file_bytes: u64, ids: &mut Ids) -> Vec<LevelView> {
+/// into files as `cut` says.
+pub fn apply(plan: &Plan, levels: &[LevelView], cut: Files, ids: &mut Ids) -> Vec<LevelView> {
     let mut out = levels.to_vec();
     match plan {
         Plan::Nothing => {}
@@ -118,8 +147,8 @@ pub fn apply(plan: &Plan, levels: &[LevelView], file_bytes: u64, ids: &mut Ids) 
                     !merged
                 });
             }
-            if let Some((lo, hi, bytes)) = span_of(inputs.iter()) {
-                let run = run_over(ids, bytes, lo, hi, file_bytes);
+            if let Some((lo, hi, bytes)) = span_of(inputs.iter(), cut.overhead) {
+                let run = run_over(ids, bytes, lo, hi, cut);
                 let at = at.min(out[t].len());
                 out[t].insert(at, run);
             }
@@ -156,16 +185,14 @@ pub fn apply(plan: &Plan, levels: &[LevelView], file_bytes: u64, ids: &mut Ids) 
                         }
                         !m
                     });
-                    if let Some((lo, hi, bytes)) = span_of(moved.iter()) {
-                        target
-                            .files
-                            .extend(run_over(ids, bytes, lo, hi, file_bytes).files);
+                    if let Some((lo, hi, bytes)) = span_of(moved.iter(), cut.overhead) {
+                        target.files.extend(run_over(ids, bytes, lo, hi, cut).files);
                         target.files.sort_by(|a, b| a.min_key.cmp(&b.min_key));
                     }
                 }
                 None => {
-                    if let Some((lo, hi, bytes)) = span_of(moved.iter()) {
-                        let r = run_over(ids, bytes, lo, hi, file_bytes);
+                    if let Some((lo, hi, bytes)) = span_of(moved.iter(), cut.overhead) {
+                        let r = run_over(ids, bytes, lo, hi, cut);
                         out[t].insert(0, r);
                     }
                 }
@@ -190,7 +217,13 @@ mod tests {
         let mut levels: Vec<LevelView> = Vec::new();
         let mut ids = Ids::default();
         for _ in 0..n {
-            let run = run_over(&mut ids, d.flush_bytes(), 0, u64::MAX, d.file_bytes);
+            let run = run_over(
+                &mut ids,
+                d.flush_bytes(),
+                0,
+                u64::MAX,
+                Files::of(d.file_bytes),
+            );
             if levels.is_empty() {
                 levels.push(Vec::new());
             }
@@ -201,7 +234,7 @@ mod tests {
                 if p == Plan::Nothing {
                     break;
                 }
-                levels = apply(&p, &levels, d.file_bytes, &mut ids);
+                levels = apply(&p, &levels, Files::of(d.file_bytes), &mut ids);
             }
         }
         levels
