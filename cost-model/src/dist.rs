@@ -2532,7 +2532,7 @@ mod tests {
     #[test]
     fn a_merge_threshold_below_one_deepens_the_tree() {
         // the engine pushes a level down at θ of its capacity: with θ = 0.5 the same data needs one more
-        // level wherever it fills more than half of the last level (cosine_levels::simulate finds the same)
+        // level wherever it fills more than half of the last level (cosine_design::simulate finds the same)
         let w = workload(OperationMix {
             lookup: 1.0,
             ..OperationMix::default()

@@ -71,7 +71,7 @@ pub struct ReferenceQuirks {
     pub whole_buffer_flushes: bool,
     /// Level i holds (M_B/2)·T^i whatever the design's merge threshold θ. Fixed: the engine pushes a level down
     /// once it holds θ of its capacity, so the tree needs ⌈log_T(N·E / (θ·M_B/2))⌉ levels (found by the shape
-    /// simulator, `cosine_levels::simulate`: B-tree-like designs, θ = 0.5, ran one level deeper than priced).
+    /// simulator, `cosine_design::simulate`: B-tree-like designs, θ = 0.5, ran one level deeper than priced).
     pub merge_threshold_ignored: bool,
     /// A tiered level always holds its K runs (Z at the last level), each a K-th of the level's entries.
     /// Fixed: runs arrive whole, one flush or one push from above at a time, so a level above the last holds
