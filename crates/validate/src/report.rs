@@ -304,8 +304,8 @@ pub fn summary(rows: &[Value]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::{cases, Case, CaseSpec};
-    use cosine_design::{Design, DesignClass};
+    use crate::cases::{cases, CaseSpec};
+    use cosine_design::DesignClass;
     use cosine_ycsb::CoreWorkload;
 
     #[test]
@@ -391,54 +391,5 @@ mod tests {
                 < 1e-12
         );
         assert_eq!(again[0]["write"]["measured"], row["write"]["measured"]);
-    }
-
-    /// A tiered B-tree-like design (no filters) read after a load, run for real: the lookups pass every run the
-    /// load left above the key's, so they cost what the tree the planner built holds (level 1's runs and the
-    /// last level's up to Z), which the model simulates flush by flush: 6.56 blocks a lookup priced (the
-    /// average over loads ending 5% either side; this load's own tree, 8.09) against 8.01 measured here, where
-    /// the nominal tree (each level its capacity's share in K or Z runs) priced 3.75. (The bound leaves room for
-    /// a load whose flushes and merges interleave differently: the same load can leave other trees.)
-    #[test]
-    fn a_tiered_tree_after_a_load_is_priced_as_the_load_left_it() {
-        let mut design = Design::wiredtiger_like(512 << 10, 512 << 10);
-        design.class = None;
-        (design.size_ratio, design.hot_runs, design.cold_runs) = (11, 6, 9);
-        design.merge_threshold = 1.0;
-        design.block_bytes = 4096;
-        design.file_bytes = 2 << 20;
-        design.validate().unwrap();
-        let mut workload = CoreWorkload::named("ycsb-c").unwrap();
-        workload.record_count = 12_000;
-        workload.operation_count = 1000;
-        let case = Case {
-            label: "tiered btree".into(),
-            design: design.clone(),
-            workload: workload.clone(),
-            threads: 1,
-        };
-        let row = run_case(&case, 4).unwrap();
-        let (p, m) = (
-            row["predicted"].as_f64().unwrap(),
-            row["measured"].as_f64().unwrap(),
-        );
-        // several blocks a lookup: the runs are unfiltered
-        assert!(m > 3.0, "{row}");
-        assert!(row["accuracy"].as_f64().unwrap() >= 0.7, "{row}");
-        let nominal = DistributionAware {
-            quirks: cosine_cost_model::ReferenceQuirks {
-                nominal_loaded_tree: true,
-                ..cosine_cost_model::ReferenceQuirks::NONE
-            },
-            ..Default::default()
-        }
-        .evaluate(&design, &workload.to_model())
-        .unwrap()
-        .per_op
-        .lookup;
-        assert!(
-            accuracy(nominal, m) < accuracy(p, m),
-            "nominal {nominal}, loaded {p}, measured {m}"
-        );
     }
 }
