@@ -7,7 +7,7 @@ use crate::bench_cmd::load_workload;
 use anyhow::{bail, Result};
 use clap::Parser;
 use cosine_design::DesignClass;
-use cosine_validate::{class_designs, fixed_variants, run_case, summary, CaseSpec};
+use cosine_validate::{class_designs, fixed_variants, run_case_loads, summary, CaseSpec};
 use cosine_ycsb::CoreWorkload;
 use serde_json::{json, Value};
 
@@ -45,6 +45,10 @@ pub struct ValidateArgs {
     /// Client thread counts, comma-separated: every case runs once per count (default 1; held-out: 1,2).
     #[arg(long)]
     threads: Option<String>,
+    /// Loads per cell: each cell loads a fresh engine this many times and reports the median of what they
+    /// measured (one load can leave a different tree from the next: the engine's merges run beside the writer).
+    #[arg(long, default_value_t = 1)]
+    loads: usize,
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
@@ -97,6 +101,7 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
         ] {
             *field = report[value].as_u64().unwrap_or(*field);
         }
+        a.loads = report["loads"].as_u64().map_or(1, |n| n.max(1) as usize);
         return report_rows(&a, &rows);
     }
     let threads: Vec<usize> = match &a.threads {
@@ -110,6 +115,9 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
     };
     if threads.is_empty() || threads.contains(&0) {
         bail!("--threads wants counts of at least 1");
+    }
+    if a.loads == 0 {
+        bail!("--loads wants at least 1 load a cell");
     }
     let mut classes = Vec::new();
     for name in a.classes.split(',').map(str::trim) {
@@ -149,7 +157,7 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
                 c.workload.name
             );
         }
-        rows.push(run_case(c, i)?);
+        rows.push(run_case_loads(c, i, a.loads)?);
     }
     if !a.json {
         eprintln!();
@@ -169,7 +177,7 @@ fn report_rows(a: &ValidateArgs, rows: &[Value]) -> Result<()> {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "records": a.records, "ops": a.ops, "memory": a.memory, "held_out": a.held_out,
+                "records": a.records, "ops": a.ops, "memory": a.memory, "held_out": a.held_out, "loads": a.loads,
                 "seed": a.seed, "rows": rows, "summary": summary(rows),
             }))?
         );
@@ -224,8 +232,13 @@ fn plot_fixed(a: &ValidateArgs, rows: &[Value], plot: &str) -> Result<()> {
 
 fn print_table(a: &ValidateArgs, rows: &[Value]) {
     println!(
-        "I/Os per operation, model against engine ({} operations{})",
+        "I/Os per operation, model against engine ({} operations{}{})",
         a.ops,
+        if a.loads > 1 {
+            format!(", the median of {} loads a cell", a.loads)
+        } else {
+            String::new()
+        },
         if a.held_out {
             format!(", held-out designs: search picks at {} and {} MiB over {}k and {}k records, {} random designs from seed {}", a.memory >> 20, (4 * a.memory) >> 20, a.records / 1000, 2 * a.records / 1000, a.random, a.seed)
         } else {

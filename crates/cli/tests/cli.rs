@@ -192,6 +192,7 @@ fn cost_classes_follow_algorithm_3() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
+    fails_with(&["validate", "--loads", "0"], "--loads");
     fails_with(&["tune", "--workload", "ycsb-z"], "unknown workload");
     fails_with(&["tune", "--workload", "endure-w1", "--rho", "-1"], "rho");
     fails_with(&["tune", "--workload", "1.5,-0.5,0,0"], "outside [0, 1]");
@@ -583,6 +584,32 @@ fn tiny_bench_validate_and_calibrate() {
     assert_eq!(rows.len(), (2 * 2 + 1) * 2, "{v}");
     assert!(rows.iter().any(|r| r["threads"] == 2));
     assert!(v["summary"].as_object().is_some_and(|s| !s.is_empty()));
+    // several loads a cell: the median of what they measured, and the range
+    let v = json(&cosine(&[
+        "validate",
+        "--classes",
+        "btree",
+        "--workloads",
+        "ycsb-c",
+        "--records",
+        "2000",
+        "--ops",
+        "200",
+        "--memory",
+        "1048576",
+        "--loads",
+        "3",
+        "--json",
+    ]));
+    assert_eq!(v["loads"], 3);
+    let row = &v["rows"][0];
+    assert_eq!(row["loads"], 3, "{row}");
+    let (lo, hi, m) = (
+        row["measured_range"][0].as_f64().unwrap(),
+        row["measured_range"][1].as_f64().unwrap(),
+        row["measured"].as_f64().unwrap(),
+    );
+    assert!(lo <= m && m <= hi, "{row}");
     let dir = std::env::temp_dir().join(format!("cosine-phi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("phi.json");
