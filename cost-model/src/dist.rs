@@ -1580,13 +1580,21 @@ impl DistributionAware {
                         workload.key_bytes as usize,
                         workload.value_bytes as usize,
                         design.block_bytes as usize,
-                        stored.key_bytes / stored.entries_per_block.max(1.0),
+                        cosine_design::shape::run_fence_memory_per_entry(
+                            workload.key_bytes as usize,
+                            workload.value_bytes as usize,
+                            design.block_bytes as usize,
+                        ),
                     ),
                 )
             };
             if let Some(trees) = loaded {
                 // averaged over where the load's end falls in its levels' fill cycles
-                let per_entry = stored.key_bytes / stored.entries_per_block.max(1.0);
+                let per_entry = cosine_design::shape::run_fence_memory_per_entry(
+                    workload.key_bytes as usize,
+                    workload.value_bytes as usize,
+                    design.block_bytes as usize,
+                );
                 lookup = trees
                     .iter()
                     .map(|runs| loaded_lookup(&tree, runs, fence_bytes, per_entry))
@@ -2450,8 +2458,10 @@ mod tests {
     #[test]
     fn a_workload_without_writes_finds_the_buffer_empty() {
         // zipfian reads: with zipfian updates the hot keys sit in the buffer and level 1; without writes the
-        // data is where the load put it, so a lookup costs about one block on a filtered leveled tree
-        let d = lsm(10, 1, 1, 10.0);
+        // data is where the load put it, so a lookup costs about one block on a filtered leveled tree (with the
+        // fence memory the engine's run files need: a fence per 29 entries of a 4 KiB block, not 32)
+        let mut d = lsm(10, 1, 1, 10.0);
+        d.fence_bytes = N * 13 / 10;
         let zipf = KeyDistribution::Zipfian {
             theta: 0.99,
             universe: Some(N),

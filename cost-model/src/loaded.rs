@@ -93,30 +93,27 @@ impl Sizes {
 /// runs here), and a percent's error in the entries a flush holds moves it as much.
 pub const LOAD_SPREAD: f64 = 0.05;
 
-/// Trees [`loaded_trees`] averages over at most.
-const MAX_TREES: usize = 9;
-
 /// The runs a load of `entries` distinct keys leaves once flushed and settled, top level first and each level's
 /// runs newest first, with entries and files of `sizes`: the load's full buffers flushed one at a time, each
 /// settled before the next, then what the last buffer held. None when the load takes more than
 /// [`MAX_FLUSHES`] flushes (or the sizes are not finite and positive).
 pub fn loaded_runs(design: &Design, entries: f64, sizes: Sizes) -> Option<Rc<Vec<LoadedRun>>> {
     let load = Load::of(design, entries, sizes)?;
-    let full = (load.total / load.flush_run) as usize;
-    let mut flushes = vec![load.flush_run; full];
-    if load.total % load.flush_run > 0 {
-        flushes.push(load.total % load.flush_run);
-    }
-    let at = flushes.len();
+    // full flushes and the rest, counted in entries (rounded bytes would leave a phantom run of a few bytes)
+    let per_flush = entries_per_flush(design, sizes);
+    let full = (entries.round() / per_flush).floor();
+    let rest = entries.round() - full * per_flush;
+    let tail = (rest >= 1.0).then(|| (rest * load.sizes.disk_entry).round().max(1.0) as u64);
     let trees = memoised(design, &load, 0, || {
-        simulate_load(design, &load, &flushes, &[at])
+        simulate_load(design, &load, full as usize, &[full as usize], tail)
     });
     trees.first().cloned().map(Rc::new)
 }
 
-/// The trees of loads whose ends spread [`LOAD_SPREAD`] either side of `entries`, a flush apart (at most
-/// [`MAX_TREES`] of them, evenly spaced): what a lookup meets on average after a load of about `entries`. None
-/// as for [`loaded_runs`].
+/// The trees of loads whose ends spread [`LOAD_SPREAD`] either side of `entries`: one for every count of full
+/// flushes in that window, each followed by the settle's flush of a half-full buffer (what the last buffer
+/// holds on average). What a lookup meets on average after a load of about `entries`. None as for
+/// [`loaded_runs`].
 pub fn loaded_trees(
     design: &Design,
     entries: f64,
@@ -126,13 +123,10 @@ pub fn loaded_trees(
     let per_flush = entries_per_flush(design, sizes);
     let lo = ((entries * (1.0 - LOAD_SPREAD) / per_flush).floor() as usize).max(1);
     let hi = ((entries * (1.0 + LOAD_SPREAD) / per_flush).ceil() as usize).max(lo);
-    let count = (hi - lo + 1).min(MAX_TREES);
-    let at: Vec<usize> = (0..count)
-        .map(|i| lo + (hi - lo) * i / (count - 1).max(1))
-        .collect();
-    let flushes = vec![load.flush_run; hi];
+    let at: Vec<usize> = (lo..=hi).collect();
+    let tail = (load.flush_run / 2).max(1);
     Some(memoised(design, &load, 1, || {
-        simulate_load(design, &load, &flushes, &at)
+        simulate_load(design, &load, hi, &at, Some(tail))
     }))
 }
 
@@ -208,13 +202,15 @@ fn memoised(
     trees
 }
 
-/// Flushes runs of the given data bytes through the planner, one at a time, each settled before the next, and
-/// returns the tree after each flush count in `at` (ascending, 1-based).
+/// Flushes `flushes` full buffers through the planner, one at a time, each settled before the next, and
+/// returns the tree after each flush count in `at` (ascending, 1-based), with a last flush of `tail` bytes
+/// settled on a copy first when there is one (the settle flushes what the last buffer held).
 fn simulate_load(
     design: &Design,
     load: &Load,
-    flushes: &[u64],
+    flushes: usize,
     at: &[usize],
+    tail: Option<u64>,
 ) -> Vec<Vec<LoadedRun>> {
     let sizes = load.sizes;
     // the writer cuts a file after the entry whose data blocks reach the file size
@@ -227,29 +223,42 @@ fn simulate_load(
             .max(1),
         overhead: sizes.file_overhead,
     };
-    let mut levels: Vec<LevelView> = Vec::new();
-    let mut ids = Ids::default();
-    let mut trees = Vec::with_capacity(at.len());
-    for (done, &bytes) in flushes.iter().enumerate() {
+    let flush = |levels: &mut Vec<LevelView>, ids: &mut Ids, bytes: u64| {
         if levels.is_empty() {
             levels.push(Vec::new());
         }
-        levels[0].insert(0, run_over(&mut ids, bytes, 0, u64::MAX, cut));
+        levels[0].insert(0, run_over(ids, bytes, 0, u64::MAX, cut));
         for _ in 0..MAX_PLANS_PER_FLUSH {
             let hot = hot_levels(
-                &levels,
+                levels,
                 design.fence_bytes as f64,
                 load.per_byte,
                 cut.overhead,
             );
-            let p = plan(&levels, &Policy::of(design, hot));
+            let p = plan(levels, &Policy::of(design, hot));
             if p == Plan::Nothing {
                 break;
             }
-            levels = apply(&p, &levels, cut, &mut ids);
+            *levels = apply(&p, levels, cut, ids);
         }
-        if at.contains(&(done + 1)) {
-            trees.push(runs_of(&levels, cut, sizes));
+    };
+    let mut levels: Vec<LevelView> = Vec::new();
+    let mut ids = Ids::default();
+    let mut trees = Vec::with_capacity(at.len());
+    for done in 0..=flushes {
+        if done > 0 {
+            flush(&mut levels, &mut ids, load.flush_run);
+        }
+        if at.contains(&done) {
+            let tree = match tail {
+                Some(bytes) => {
+                    let (mut last, mut last_ids) = (levels.clone(), Ids::after(&levels));
+                    flush(&mut last, &mut last_ids, bytes);
+                    runs_of(&last, cut, sizes)
+                }
+                None => runs_of(&levels, cut, sizes),
+            };
+            trees.push(tree);
         }
     }
     trees
@@ -414,16 +423,23 @@ mod tests {
         let d = btree(11, 6, 9, Compaction::Partial);
         let sizes = Sizes::of(23, 1000, 4096, 5.0);
         let trees = loaded_trees(&d, 30_000.0, sizes).unwrap();
-        assert!(
-            trees.len() > 1 && trees.len() <= MAX_TREES,
-            "{}",
-            trees.len()
+        // one tree a flush count from 5% below to 5% above, each with a half-full buffer's last flush
+        let per_flush = entries_per_flush(&d, sizes);
+        let (lo, hi) = (
+            (28_500.0 / per_flush).floor(),
+            (31_500.0 / per_flush).ceil(),
         );
+        assert_eq!(trees.len() as f64, hi - lo + 1.0);
         let held: Vec<f64> = trees
             .iter()
             .map(|t| t.iter().map(|r| r.entries).sum())
             .collect();
-        assert!(held.windows(2).all(|w| w[0] < w[1]), "{held:?}");
+        assert!(
+            held.windows(2)
+                .all(|w| (w[1] - w[0] - per_flush).abs() < 1.0),
+            "{held:?}"
+        );
+        assert!((held[0] - (lo + 0.5) * per_flush).abs() < 2.0, "{held:?}");
         let spread = LOAD_SPREAD * 30_000.0 + 300.0;
         assert!(
             held.iter().all(|&n| (n - 30_000.0).abs() <= spread),

@@ -73,6 +73,13 @@ pub fn run_entry_disk_bytes(key: usize, value: usize, block_bytes: usize) -> f64
         + (4 + key + 16) as f64 / entries_per_run_block(key, value, block_bytes)
 }
 
+/// Fence memory a resident run spends per entry: one fence a data block, over the block's entries. A fence is
+/// a key and 20 bytes (a 4-byte start offset and a 16-byte block handle, `cosine_fence_pointers::Fences`); every
+/// block's fence but the first is the smallest key above the block before's last, one byte longer than a key.
+pub fn run_fence_memory_per_entry(key: usize, value: usize, block_bytes: usize) -> f64 {
+    (key + 21) as f64 / entries_per_run_block(key, value, block_bytes)
+}
+
 /// Entries a run file's data block holds: up to the first that reaches the block size.
 fn entries_per_run_block(key: usize, value: usize, block_bytes: usize) -> f64 {
     let entry = (RUN_ENTRY_HEADER_BYTES + key + value) as f64;

@@ -32,7 +32,8 @@ pub fn run_case(c: &Case, i: usize) -> Result<Value> {
 /// [`run_case`] over `loads` fresh loads of the engine: the engine's flushes and merges run beside the
 /// writer, so one load can leave a different tree from the next (a read-only cell of a B-tree-like design
 /// measured 1.8 and 4.7 blocks a lookup in two loads). The row holds the median of each measured figure (in
-/// total and per operation type, each on its own), the tree of the load whose total is the median, and
+/// total and per operation type, each on its own; the mean of the middle two for an even count), the tree of
+/// the load whose total is the (lower) median, and
 /// `loads` with `measured_range` (the least and the most I/Os per operation measured).
 pub fn run_case_loads(c: &Case, i: usize, loads: usize) -> Result<Value> {
     let loads = loads.max(1);
@@ -48,13 +49,14 @@ pub fn run_case_loads(c: &Case, i: usize, loads: usize) -> Result<Value> {
     let median = |f: &dyn Fn(&Measured) -> Option<f64>| {
         let mut v: Vec<f64> = runs.iter().filter_map(|(m, _)| f(m)).collect();
         v.sort_by(f64::total_cmp);
-        (!v.is_empty()).then(|| v[(v.len() - 1) / 2])
+        // (the mean of the middle two for an even count)
+        (!v.is_empty()).then(|| (v[(v.len() - 1) / 2] + v[v.len() / 2]) / 2.0)
     };
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by(|&a, &b| runs[a].0.total.total_cmp(&runs[b].0.total));
     let (mid, tree) = &runs[order[(order.len() - 1) / 2]];
     let measured = Measured {
-        total: mid.total,
+        total: median(&|m| Some(m.total)).unwrap_or(mid.total),
         lookup: median(&|m| m.lookup),
         scan: median(&|m| m.scan),
         write: median(&|m| m.write),
@@ -351,6 +353,11 @@ mod tests {
     use super::*;
     use crate::cases::{cases, CaseSpec};
     use cosine_design::DesignClass;
+
+    /// The engine runs of these tests, one at a time: the case with writes measures flush and compaction blocks
+    /// a write, which move when another engine loads beside it (median total accuracy 0.88-0.90 against its
+    /// 0.9 bound in four runs side by side, above it alone).
+    static ENGINE_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
     use cosine_ycsb::CoreWorkload;
 
     #[test]
@@ -382,6 +389,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(all.len(), 1);
+        let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
         let row = run_case(&all[0], 0).unwrap();
         let a = row["accuracy"].as_f64().unwrap();
         assert!(a >= 0.95, "{row}");
@@ -415,6 +423,7 @@ mod tests {
         // Three runs, judged by their medians: the flush and compaction blocks a write costs depend on how the
         // background merges interleave with the writer (3.5 to 4.0 blocks a write measured on this machine,
         // once below the bound in a full-suite run). (Their own directories: 1-3, beside the read-only case's 0.)
+        let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
         let rows: Vec<Value> = (1..=3).map(|i| run_case(&all[0], i).unwrap()).collect();
         let median = |f: &dyn Fn(&Value) -> f64| {
             let mut v: Vec<f64> = rows.iter().map(f).collect();

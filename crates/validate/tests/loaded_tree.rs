@@ -53,9 +53,8 @@ fn engine_shape(d: &Design, n: u64) -> Shape {
 }
 
 fn model_shape(d: &Design, n: u64) -> Shape {
-    // the cost model's fence memory per entry: a fence (key and handle) per block's entries
-    let per_block = (d.block_bytes as f64 / (KEY + VALUE) as f64).floor();
-    let fence = (KEY as f64 + cosine_cost_model::layout::FENCE_POINTER_BYTES) / per_block;
+    let fence =
+        cosine_design::shape::run_fence_memory_per_entry(KEY, VALUE, d.block_bytes as usize);
     let runs = loaded_runs(
         d,
         n as f64,

@@ -270,6 +270,13 @@ fn a_files_bytes_per_entry_are_what_the_cost_model_counts() {
             // (a last, partial block's framing is not spread over a whole block's entries: 60 bytes of slack)
             let counted = n as f64 * cosine_design::shape::run_entry_disk_bytes(key, value, block)
                 + cosine_design::shape::run_file_overhead_bytes(key) as f64;
+            let fences =
+                n as f64 * cosine_design::shape::run_fence_memory_per_entry(key, value, block);
+            assert!(
+                (meta.fence_bytes as f64 - fences).abs() < 0.002 * fences + (key + 20) as f64,
+                "{key}+{value} in {block}, {n} entries: {} fence bytes, counted {fences}",
+                meta.fence_bytes
+            );
             assert!(
                 (meta.size as f64 - counted).abs() < 0.0005 * counted + 60.0,
                 "{key}+{value} in {block}, {n} entries: {} bytes, counted {counted}",
