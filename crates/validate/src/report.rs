@@ -303,8 +303,13 @@ pub fn rescore(report: &Value) -> Result<Vec<Value>> {
                 threads: field("threads")?.as_u64().unwrap_or(1) as usize,
             };
             let mut row = compare(&case, &measured);
-            if let (Some(obj), Some(tree)) = (row.as_object_mut(), r.get("tree")) {
-                obj.insert("tree".into(), tree.clone());
+            if let Some(obj) = row.as_object_mut() {
+                // what the run measured beyond the figures priced: the tree, and the loads and their range
+                for name in ["tree", "loads", "measured_range"] {
+                    if let Some(v) = r.get(name) {
+                        obj.insert(name.into(), v.clone());
+                    }
+                }
             }
             Ok(row)
         })
