@@ -1570,34 +1570,21 @@ impl DistributionAware {
         {
             // the tree the load left, as the engine's planner builds it (when the load is not too many
             // flushes to simulate)
+            let sizes = crate::loaded::Sizes::of(
+                workload.key_bytes as usize,
+                workload.value_bytes as usize,
+                design.block_bytes as usize,
+            );
             let loaded = if q.nominal_loaded_tree {
                 None
             } else {
-                crate::loaded::loaded_trees(
-                    design,
-                    stored.effective_entries,
-                    crate::loaded::Sizes::of(
-                        workload.key_bytes as usize,
-                        workload.value_bytes as usize,
-                        design.block_bytes as usize,
-                        cosine_design::shape::run_fence_memory_per_entry(
-                            workload.key_bytes as usize,
-                            workload.value_bytes as usize,
-                            design.block_bytes as usize,
-                        ),
-                    ),
-                )
+                crate::loaded::loaded_trees(design, stored.effective_entries, sizes)
             };
             if let Some(trees) = loaded {
                 // averaged over where the load's end falls in its levels' fill cycles
-                let per_entry = cosine_design::shape::run_fence_memory_per_entry(
-                    workload.key_bytes as usize,
-                    workload.value_bytes as usize,
-                    design.block_bytes as usize,
-                );
                 lookup = trees
                     .iter()
-                    .map(|runs| loaded_lookup(&tree, runs, fence_bytes, per_entry))
+                    .map(|runs| loaded_lookup(&tree, runs, fence_bytes, sizes.fence_per_entry))
                     .sum::<f64>()
                     / trees.len().max(1) as f64;
             } else {

@@ -15,7 +15,7 @@
 //! 3.75 blocks a lookup measured 1.80 and 9.96; the nominal tree (each level its capacity's share of the
 //! keys, in K or Z runs) had the wrong runs in the wrong levels.
 
-use cosine_design::planner::{plan, LevelView, Plan, Policy, RunView};
+use cosine_design::planner::{plan, residency, LevelView, Plan, Policy, RunView};
 use cosine_design::simulate::{apply, run_over, Files, Ids};
 use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
 use rustc_hash::FxHashMap;
@@ -70,19 +70,19 @@ pub struct Sizes {
 }
 
 impl Sizes {
-    /// The sizes of `key`-byte keys and `value`-byte values in `block_bytes` blocks, with `fence_per_entry` bytes
-    /// of fence memory an entry.
-    pub fn of(key: usize, value: usize, block_bytes: usize, fence_per_entry: f64) -> Self {
+    /// The sizes of `key`-byte keys and `value`-byte values in `block_bytes` blocks, as the engine's buffer
+    /// and run-file writer give them.
+    pub fn of(key: usize, value: usize, block_bytes: usize) -> Self {
         use cosine_design::shape::{
-            run_entry_data_bytes, run_entry_disk_bytes, run_file_overhead_bytes,
-            sorted_buffer_entry_bytes,
+            run_entry_data_bytes, run_entry_disk_bytes, run_fence_memory_per_entry,
+            run_file_overhead_bytes, sorted_buffer_entry_bytes,
         };
         Sizes {
             disk_entry: run_entry_disk_bytes(key, value, block_bytes),
             data_entry: run_entry_data_bytes(key, value, block_bytes),
             buffer_entry: sorted_buffer_entry_bytes(key, value) as f64,
             file_overhead: run_file_overhead_bytes(key),
-            fence_per_entry,
+            fence_per_entry: run_fence_memory_per_entry(key, value, block_bytes),
         }
     }
 }
@@ -229,12 +229,10 @@ fn simulate_load(
         }
         levels[0].insert(0, run_over(ids, bytes, 0, u64::MAX, cut));
         for _ in 0..MAX_PLANS_PER_FLUSH {
-            let hot = hot_levels(
-                levels,
-                design.fence_bytes as f64,
-                load.per_byte,
-                cut.overhead,
-            );
+            let hot = residency(levels, design.fence_bytes, |f| {
+                (f.bytes.saturating_sub(cut.overhead) as f64 * load.per_byte).round() as u64
+            })
+            .hot_levels;
             let p = plan(levels, &Policy::of(design, hot));
             if p == Plan::Nothing {
                 break;
@@ -286,23 +284,6 @@ fn runs_of(levels: &[LevelView], cut: Files, sizes: Sizes) -> Vec<LoadedRun> {
             })
         })
         .collect()
-}
-
-/// Levels that count as hot, as the engine counts them: walking the levels from the top and each level's runs
-/// newest first while their fences fit M_FP; the level of the first run that does not fit is hot if it kept
-/// one run resident. Every level is hot when all fit.
-fn hot_levels(levels: &[LevelView], fence_bytes: f64, per_byte: f64, overhead: u64) -> usize {
-    let mut left = fence_bytes;
-    for (i, level) in levels.iter().enumerate() {
-        for (j, run) in level.iter().enumerate() {
-            let need = data_bytes(run, overhead) as f64 * per_byte;
-            if need > left {
-                return i + usize::from(j > 0);
-            }
-            left -= need;
-        }
-    }
-    levels.len().max(1) + 8
 }
 
 /// A run's bytes less its files' overhead.
@@ -386,7 +367,7 @@ mod tests {
             (2, 1, 1, Compaction::Full),
         ] {
             let d = btree(t, k, z, c);
-            let runs = loaded_runs(&d, 30_000.0, Sizes::of(23, 1000, 4096, 5.0)).unwrap();
+            let runs = loaded_runs(&d, 30_000.0, Sizes::of(23, 1000, 4096)).unwrap();
             let held: f64 = runs.iter().map(|r| r.entries).sum();
             assert!((held - 30_000.0).abs() < 1.0, "T={t} K={k} Z={z}: {held}");
             let policy = Policy::of(&d, usize::MAX);
@@ -412,7 +393,7 @@ mod tests {
         d.file_picking = FilePicking::Oldest;
         d.merge_threshold = 1.0;
         d.block_bytes = 4096;
-        let runs = loaded_runs(&d, 30_000.0, Sizes::of(23, 1000, 4096, 5.0)).unwrap();
+        let runs = loaded_runs(&d, 30_000.0, Sizes::of(23, 1000, 4096)).unwrap();
         let per_level = |l: usize| runs.iter().filter(|r| r.level == l).count();
         assert_eq!(per_level(2), 9, "{runs:?}");
         assert!(per_level(1) >= 1 && per_level(1) <= 5, "{runs:?}");
@@ -421,7 +402,7 @@ mod tests {
     #[test]
     fn the_averaged_loads_end_either_side_of_the_entries() {
         let d = btree(11, 6, 9, Compaction::Partial);
-        let sizes = Sizes::of(23, 1000, 4096, 5.0);
+        let sizes = Sizes::of(23, 1000, 4096);
         let trees = loaded_trees(&d, 30_000.0, sizes).unwrap();
         // one tree a flush count from 5% below to 5% above, each with a half-full buffer's last flush
         let per_flush = entries_per_flush(&d, sizes);

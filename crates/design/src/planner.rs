@@ -121,6 +121,64 @@ impl Policy {
     }
 }
 
+/// Where fence pointers live: how many levels count as hot (for the planner's K and Z), per level how many of
+/// its newest runs keep their fences (and filters) in memory, and the first run that did not fit whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Residency {
+    /// Levels that count as hot, from the top: every level when all fences fit (plus a margin, so a level
+    /// the tree grows next is hot too), else up to the level of the first run that did not fit, that level
+    /// included when it kept a run resident.
+    pub hot_levels: usize,
+    /// Per level, its newest runs whose fences are resident.
+    pub resident_runs: Vec<usize>,
+    /// The first run that did not fit whole: (level index, run index, its leading files that do fit). A
+    /// level's last run is often most of the data; keeping part of its fences in memory saves the index block
+    /// on that part of the lookups, instead of none.
+    pub partial: Option<(usize, usize, usize)>,
+}
+
+/// Which runs keep their fence pointers in `fence_budget` bytes: walking the levels from the top and each
+/// level's runs newest first, every run whose fences (`fence_bytes` of each of its files) fit in what is left,
+/// up to the first that does not (of which the leading files that fit, in key order). A level outgrowing its
+/// share between merges so loses only its oldest runs' fences, not all of them. The engine decides its hot
+/// levels and its resident files by this; the cost model's simulated load decides its hot levels by it too.
+pub fn residency<L: LevelShape>(
+    levels: &[L],
+    fence_budget: u64,
+    fence_bytes: impl Fn(&<L::Run as RunShape>::File) -> u64,
+) -> Residency {
+    let mut resident_runs = vec![0; levels.len()];
+    let mut left = fence_budget;
+    for (i, level) in levels.iter().enumerate() {
+        for (j, run) in level.runs().iter().enumerate() {
+            let need: u64 = run.files().iter().map(&fence_bytes).sum();
+            if need > left {
+                let hot_levels = i + usize::from(resident_runs[i] > 0);
+                let fit = run
+                    .files()
+                    .iter()
+                    .scan(left, |room, f| {
+                        let b = fence_bytes(f);
+                        (b <= *room).then(|| *room -= b)
+                    })
+                    .count();
+                return Residency {
+                    hot_levels,
+                    resident_runs,
+                    partial: (fit > 0).then_some((i, j, fit)),
+                };
+            }
+            left -= need;
+            resident_runs[i] += 1;
+        }
+    }
+    Residency {
+        hot_levels: levels.len().max(1) + 8,
+        resident_runs,
+        partial: None,
+    }
+}
+
 /// The window of `count` adjacent runs (of `runs`, newest first) that the run strategy picks.
 fn pick_window<R: RunShape>(runs: &[R], count: usize, strategy: RunStrategy) -> Vec<u64> {
     let n = runs.len();

@@ -53,14 +53,8 @@ fn engine_shape(d: &Design, n: u64) -> Shape {
 }
 
 fn model_shape(d: &Design, n: u64) -> Shape {
-    let fence =
-        cosine_design::shape::run_fence_memory_per_entry(KEY, VALUE, d.block_bytes as usize);
-    let runs = loaded_runs(
-        d,
-        n as f64,
-        Sizes::of(KEY, VALUE, d.block_bytes as usize, fence),
-    )
-    .expect("a load this small is simulated");
+    let runs = loaded_runs(d, n as f64, Sizes::of(KEY, VALUE, d.block_bytes as usize))
+        .expect("a load this small is simulated");
     let depth = runs.iter().map(|r| r.level).max().unwrap_or(0);
     (1..=depth)
         .map(|level| {

@@ -4,59 +4,20 @@
 use super::*;
 use cosine_levels::IndexKind;
 
-/// Where fence pointers live: how many levels count as hot, and per level how many of its newest runs keep
-/// their fences and filters in memory.
-pub(super) struct Residency {
-    pub(super) hot_levels: usize,
-    pub(super) resident_runs: Vec<usize>,
-    /// The first run that did not fit whole: (level index, run index, its leading files that do fit). A
-    /// level's last run is often most of the data; keeping part of its fences in memory saves the index
-    /// block on that part of the lookups, instead of none.
-    pub(super) partial: Option<(usize, usize, usize)>,
-}
+pub(super) use cosine_levels::planner::Residency;
 
 impl Inner {
-    /// Which runs keep their fence pointers (and filters) in memory: walking the levels from the top and each
-    /// level's runs newest first, every run whose fences fit in what M_FP has left, up to the first that does
-    /// not. A level outgrowing its share between merges so loses only its oldest runs' fences, not all of
-    /// them. Hot levels (for the planner's K and Z) are the levels that keep at least one run resident.
+    /// Which runs keep their fence pointers (and filters) in memory: the planner's rule
+    /// ([`cosine_levels::planner::residency`]) over each file's fences (a hash index, for LSH files). The
+    /// rest are cold and reached through their on-disk index blocks. An LSH run past M_FP costs an index block
+    /// and a data block per lookup that reaches it (no filter skips it); the cost model charges that
+    /// (`DistributionAware`'s cold LSH runs), and the search reserves M_FP for every key's index entry. (Every
+    /// file's top index, one fence per index block, about 1% of its fences, stays in memory hot or cold; like
+    /// the cost model, residency does not weigh it.)
     pub(super) fn residency(&self, v: &Version) -> Residency {
-        let mut resident_runs = vec![0; v.levels.len()];
-        // newest runs first, while their fences (a hash index, for LSH files) fit M_FP; the rest are cold and
-        // reached through their on-disk index blocks. An LSH run past M_FP costs an index block and a data
-        // block per lookup that reaches it (no filter skips it); the cost model charges that
-        // (`DistributionAware`'s cold LSH runs), and the search reserves M_FP for every key's index entry.
-        // (every file's top index, one fence per index block, about 1% of its fences, stays in memory hot or
-        // cold; like the cost model, residency does not weigh it)
-        let mut left = self.design.fence_bytes;
-        for (i, level) in v.levels.iter().enumerate() {
-            for (j, run) in level.runs.iter().enumerate() {
-                let need: u64 = run.files.iter().map(|f| f.meta.fence_bytes).sum();
-                if need > left {
-                    let hot_levels = i + usize::from(resident_runs[i] > 0);
-                    // the files of this run that still fit, in key order
-                    let fit = run
-                        .files
-                        .iter()
-                        .scan(left, |room, f| {
-                            (f.meta.fence_bytes <= *room).then(|| *room -= f.meta.fence_bytes)
-                        })
-                        .count();
-                    return Residency {
-                        hot_levels,
-                        resident_runs,
-                        partial: (fit > 0).then_some((i, j, fit)),
-                    };
-                }
-                left -= need;
-                resident_runs[i] += 1;
-            }
-        }
-        Residency {
-            hot_levels: v.levels.len().max(1) + 8,
-            resident_runs,
-            partial: None,
-        }
+        cosine_levels::planner::residency(&v.levels, self.design.fence_bytes, |f| {
+            f.meta.fence_bytes
+        })
     }
 
     /// Levels that keep fences in memory, counted from the top (the rest are cold and hold up to Z runs).
