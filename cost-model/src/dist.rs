@@ -1199,6 +1199,13 @@ impl DistributionAware {
             };
         }
         let s = workload.scan_length as f64;
+        // the levels the log's runs fill: the versions they hold over the engine's level capacities
+        let levels = layout::level_count(
+            ages.versions(),
+            shape.entry_bytes,
+            design.level_base_bytes(),
+            t,
+        );
         let per_op = if q.lsh_calibrated {
             PerOp {
                 lookup,
@@ -1219,12 +1226,10 @@ impl DistributionAware {
             let lookup = lookup + cold_probes;
             // a write is appended to the log; the log's level is pushed down (its runs read, their distinct
             // keys written as one run below) once it holds K runs or θ of its capacity
+            let (stored, l) = (ages.versions(), levels);
             let write = if q.table2_write_cost {
                 1.0 / b
             } else {
-                let stored = ages.versions();
-                let l =
-                    layout::level_count(stored, shape.entry_bytes, design.level_base_bytes(), t);
                 engine_write_cost(
                     &write_levels(design, l, l, shape.entry_bytes),
                     eb,
@@ -1243,6 +1248,7 @@ impl DistributionAware {
                 return IoCost::lsh(
                     design,
                     workload,
+                    levels,
                     PerOp {
                         lookup,
                         empty_lookup: 0.0,
@@ -1266,7 +1272,7 @@ impl DistributionAware {
                 short_scan: 2.0 * runs,
             }
         };
-        IoCost::lsh(design, workload, per_op, per_op.long_scan)
+        IoCost::lsh(design, workload, levels, per_op, per_op.long_scan)
     }
 }
 

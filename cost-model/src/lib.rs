@@ -94,11 +94,17 @@ pub struct IoCost {
 
 impl IoCost {
     /// The cost of an LSH-class design: one level, no filters, `scan` I/Os per scan.
-    pub(crate) fn lsh(design: &Design, workload: &Workload, per_op: PerOp, scan: f64) -> IoCost {
+    pub(crate) fn lsh(
+        design: &Design,
+        workload: &Workload,
+        levels: u32,
+        per_op: PerOp,
+        scan: f64,
+    ) -> IoCost {
         let per_operation = weigh(workload, &per_op, scan);
         IoCost {
             class: DesignClass::Lsh,
-            levels: 1,
+            levels,
             cold_levels: 0,
             fpr_sum: 0.0,
             filter_bytes: 0.0,

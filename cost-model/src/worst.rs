@@ -44,7 +44,8 @@ impl IoModel for WorstCase {
                 long_scan: s,
                 short_scan: s,
             };
-            return Ok(IoCost::lsh(design, workload, per_op, per_op.long_scan));
+            // the worst-case model prices one log
+            return Ok(IoCost::lsh(design, workload, 1, per_op, per_op.long_scan));
         }
         let l = layout::level_count(
             shape.entries,

@@ -36,6 +36,10 @@ pub struct ValidateArgs {
     /// two memory sizes and two scales, plus `--random` random valid designs.
     #[arg(long)]
     held_out: bool,
+    /// design.json files to validate instead of the fixed or held-out designs (comma-separated): each runs on
+    /// every workload of `--workloads` at `--records`; their memory is their own (`--memory` is not used).
+    #[arg(long, value_name = "DESIGN.json,...")]
+    design: Option<String>,
     /// Random designs in the held-out set, each with a workload drawn from `--workloads`.
     #[arg(long, default_value_t = 20)]
     random: usize,
@@ -93,6 +97,7 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("--rescore {path}: not a validate report: {e}"))?;
         let rows = cosine_validate::rescore(&report)?;
         a.held_out = report["held_out"].as_bool().unwrap_or(false);
+        a.design = report["designs"].as_str().map(str::to_string);
         for (field, value) in [
             (&mut a.records, "records"),
             (&mut a.ops, "ops"),
@@ -134,7 +139,29 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
             None => bail!("--classes: unknown class {name:?} (lsm, btree, lsh, hybrid)"),
         }
     }
+    let mut designs = Vec::new();
+    for path in a
+        .design
+        .iter()
+        .flat_map(|list| list.split(','))
+        .map(str::trim)
+    {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--design {path}: {e}"))?;
+        let d: cosine_design::Design = serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("--design {path}: not a design.json: {e}"))?;
+        d.validate()
+            .map_err(|e| anyhow::anyhow!("--design {path}: {e}"))?;
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
+        designs.push((name, d));
+    }
+    if !designs.is_empty() && a.held_out {
+        bail!("--design and --held-out pick the designs two ways; give one");
+    }
     let spec = CaseSpec {
+        designs,
         records: a.records,
         memory: a.memory,
         held_out: a.held_out,
@@ -168,8 +195,8 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
 /// Prints a run's (or a rescored report's) rows: the table, or one JSON document; draws the plot if asked.
 fn report_rows(a: &ValidateArgs, rows: &[Value]) -> Result<()> {
     if let Some(plot) = &a.plot {
-        if a.held_out {
-            bail!("--plot draws the fixed designs' table; leave out --held-out");
+        if a.held_out || a.design.is_some() {
+            bail!("--plot draws the fixed designs' table; leave out --held-out and --design");
         }
         plot_fixed(a, rows, plot)?;
     }
@@ -178,7 +205,7 @@ fn report_rows(a: &ValidateArgs, rows: &[Value]) -> Result<()> {
             "{}",
             serde_json::to_string_pretty(&json!({
                 "records": a.records, "ops": a.ops, "memory": a.memory, "held_out": a.held_out, "loads": a.loads,
-                "seed": a.seed, "rows": rows, "summary": summary(rows),
+                "seed": a.seed, "designs": a.design, "rows": rows, "summary": summary(rows),
             }))?
         );
         return Ok(());
@@ -239,7 +266,9 @@ fn print_table(a: &ValidateArgs, rows: &[Value]) {
         } else {
             String::new()
         },
-        if a.held_out {
+        if let Some(files) = &a.design {
+            format!(", {} records, the designs of {files}", a.records)
+        } else if a.held_out {
             format!(", held-out designs: search picks at {} and {} MiB over {}k and {}k records, {} random designs from seed {}", a.memory >> 20, (4 * a.memory) >> 20, a.records / 1000, 2 * a.records / 1000, a.random, a.seed)
         } else {
             format!(

@@ -610,6 +610,61 @@ fn tiny_bench_validate_and_calibrate() {
         row["measured"].as_f64().unwrap(),
     );
     assert!(lo <= m && m <= hi, "{row}");
+    // a user's own design: written by bench's --design-out, validated on two workloads
+    let dir = std::env::temp_dir().join(format!("cosine-vdesign-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mine.json");
+    let o = cosine(&[
+        "bench",
+        "--workload",
+        "ycsb-a",
+        "--records",
+        "500",
+        "--ops",
+        "100",
+        "--memory",
+        "1048576",
+        "--design-out",
+        file.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = json(&cosine(&[
+        "validate",
+        "--design",
+        file.to_str().unwrap(),
+        "--workloads",
+        "ycsb-a,ycsb-c",
+        "--records",
+        "2000",
+        "--ops",
+        "200",
+        "--json",
+    ]));
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    for (r, w) in rows.iter().zip(["ycsb-a", "ycsb-c"]) {
+        assert_eq!(r["label"], "mine.json");
+        assert_eq!(r["workload"], w);
+        assert_eq!(r["design"], written, "the design runs as the file gives it");
+        assert!(r["measured"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    fails_with(
+        &["validate", "--design", file.to_str().unwrap(), "--held-out"],
+        "--held-out",
+    );
+    fails_with(&["validate", "--design", "/nonexistent/d.json"], "--design");
+    std::fs::write(dir.join("bad.json"), "{").unwrap();
+    fails_with(
+        &[
+            "validate",
+            "--design",
+            dir.join("bad.json").to_str().unwrap(),
+        ],
+        "not a design.json",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
     let dir = std::env::temp_dir().join(format!("cosine-phi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("phi.json");

@@ -28,6 +28,9 @@ pub struct CaseSpec {
     pub threads: Vec<usize>,
     /// Fixed designs only: the classes to run.
     pub classes: Vec<DesignClass>,
+    /// Designs given by the user, each with its label (a file name): when any, these run on every workload
+    /// instead of the fixed or held-out designs.
+    pub designs: Vec<(String, Design)>,
 }
 
 /// One validation case: a design on a workload at a scale, on a number of client threads.
@@ -112,7 +115,13 @@ pub fn cases(
         return Err(Error::Invalid("thread counts must be at least 1".into()));
     }
     let mut designs: Vec<(String, Design, CoreWorkload)> = Vec::new();
-    if spec.held_out {
+    if !spec.designs.is_empty() {
+        for w in workloads(spec.records)? {
+            for (label, d) in &spec.designs {
+                designs.push((label.clone(), d.clone(), w.clone()));
+            }
+        }
+    } else if spec.held_out {
         let phi = PhiLibrary::default();
         for records in [spec.records, 2 * spec.records] {
             for memory in [spec.memory, 4 * spec.memory] {

@@ -378,6 +378,7 @@ mod tests {
     #[test]
     fn a_small_fixed_case_is_predicted_within_its_bound() {
         let spec = CaseSpec {
+            designs: Vec::new(),
             records: 3000,
             memory: 1 << 20,
             held_out: false,
@@ -410,6 +411,7 @@ mod tests {
     #[test]
     fn a_small_fixed_case_with_writes_is_predicted_within_its_bound() {
         let spec = CaseSpec {
+            designs: Vec::new(),
             records: 3000,
             memory: 1 << 20,
             held_out: false,
