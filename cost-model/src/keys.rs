@@ -340,6 +340,39 @@ impl KeySpace {
     }
 }
 
+/// ∫ (1 − α(part, w)) dw over w in [a, b] (0 ≤ a ≤ b): the chance a key of `part` is not among w writes,
+/// integrated over a stretch of writes, in closed form (e^{w·ln(1 − put/U)} for the exact form, 1 − put·w/U
+/// until it reaches 0 for the linear one).
+pub fn not_written_integral(part: &KeyPart, a: f64, b: f64) -> f64 {
+    let (a, b) = (a.max(0.0), b.max(0.0));
+    if b <= a {
+        return 0.0;
+    }
+    if part.put <= 0.0 {
+        return b - a;
+    }
+    match part.alpha {
+        AlphaForm::Linear => {
+            let end = part.universe / part.put;
+            let (a, b) = (a.min(end), b.min(end));
+            let c = part.put / part.universe;
+            (b - a) - c * (b * b - a * a) / 2.0
+        }
+        AlphaForm::Exact => {
+            let l = part.ln_keep;
+            if l == f64::NEG_INFINITY {
+                // every write hits the key: past the first, it is certainly written
+                0.0
+            } else if l == 0.0 {
+                b - a
+            } else {
+                // (e^{bL} − e^{aL})/L, as e^{aL}·(e^{(b−a)L} − 1)/L
+                exp_or_zero(a * l) * ((b - a) * l).exp_m1() / l
+            }
+        }
+    }
+}
+
 impl KeySpace {
     /// ln(1 − α) for one run of `n` entries and a key of partition `part`: what [`KeySpace::alpha`] gives, taken
     /// straight from its form (for the exact form, n·ln(1 − put/U) without the round trip through α).
@@ -607,6 +640,40 @@ mod tests {
         assert_eq!(coupon_collector(10.0, 11.0), -1.0);
         assert_eq!(coupon_collector(10.0, 1.0), 1.0);
         assert!((coupon_collector(10.0, 10.0) - 10.0 * 10f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn not_written_integral_is_the_integral_of_one_minus_alpha() {
+        for alpha in [AlphaForm::Linear, AlphaForm::Exact] {
+            for (u, put) in [
+                (1e6, 1.0),
+                (1e3, 0.25),
+                (4.0, 0.5),
+                (1e12, 1e-3),
+                (2.0, 3.0),
+            ] {
+                let part = KeyPart::new(u, put, 1.0, alpha);
+                for (a, b) in [(0.0, 10.0), (5.0, 5e3), (1e3, 1e7), (0.0, 1e9)] {
+                    // the midpoint rule over stretches growing geometrically away from a (the integrand
+                    // can fall from 1 to 0 within a few writes of a, or over the whole range)
+                    let f = |w: f64| 1.0 - KeySpace::alpha(&part, w);
+                    let cut = |k: usize| a + (b - a) * 10f64.powf(-12.0 + 12.0 * k as f64 / 600.0);
+                    let mut numeric = 0.0;
+                    let mut lo = a;
+                    for k in 0..=600 {
+                        let hi = cut(k);
+                        let h = (hi - lo) / 50.0;
+                        numeric += (0..50).map(|i| f(lo + h * (i as f64 + 0.5))).sum::<f64>() * h;
+                        lo = hi;
+                    }
+                    let closed = not_written_integral(&part, a, b);
+                    assert!(
+                        (closed - numeric).abs() <= 1e-6 * numeric.abs() + 1e-13 * (b - a),
+                        "{alpha:?} U={u} put={put} [{a}, {b}]: {closed} vs {numeric}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
