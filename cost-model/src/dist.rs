@@ -1237,10 +1237,11 @@ impl DistributionAware {
                 // the in-memory index; a scan of s keys is s lookups (no ordered scan)
                 let write = 1.0 / b;
                 let scan = s * lookup;
+                // (one log: FASTER's has no levels)
                 return IoCost::lsh(
                     design,
                     workload,
-                    levels,
+                    1,
                     PerOp {
                         lookup,
                         empty_lookup: 0.0,
@@ -1346,7 +1347,9 @@ impl LshAges {
         let written = (ops * m.insert + obsolete).max(0.0);
         let n = shape.entries.max(1.0);
         let z = (design.cold_runs as f64).max(1.0);
-        let unmerged = ((n + obsolete) / eb <= k).then_some(obsolete);
+        // no merge yet: the load's runs and every write since fit the K runs of a first level that keeps
+        // its runs (a first level of one run, Z = 1, merges each flush into it)
+        let unmerged = (z > 1.0 && (n + obsolete) / eb <= k).then_some(obsolete);
         let cycle = ((k - 1.0).max(0.0) * eb).min(written);
         // a run that merged `age` entries kept of writes holds their distinct keys
         let stored = |age: f64| age.min(distinct_after(parts, age / kept)).max(1.0);
@@ -1375,19 +1378,27 @@ impl LshAges {
             }
             (segments, cycle, false)
         };
+        // (levels weigh run files, as the planner does: an entry's key, value, header and block framing)
+        let file_entry = crate::loaded::Sizes::of(
+            workload.key_bytes as usize,
+            workload.value_bytes as usize,
+            design.block_bytes as usize,
+        )
+        .disk_entry
+        .max(shape.entry_bytes);
         let levels_over = |entries: f64| {
             layout::level_count(
                 entries,
-                shape.entry_bytes,
+                file_entry,
                 design.level_base_bytes(),
                 design.size_ratio as f64,
             )
             .max(1)
         };
-        // the levels the live entries and the first level's versions fill over the engine's level
-        // capacities; then as many more as the runs a tiered level keeps push the tree down (a level over its
-        // capacity by its versions is pushed into the next)
-        let mut levels = levels_over(n + cycle / 2.0);
+        // the levels the live entries fill over the engine's level capacities; then as many more as the runs
+        // the levels keep push the tree down (a level over its capacity by its versions is pushed into the
+        // next). One level: the first is the last and keeps Z runs (with Z = 1, each flush merges into it)
+        let mut levels = levels_over(n);
         let (mut segments, mut cycle, mut fixed) = layout_of(levels);
         for _ in 0..4 {
             let first = if fixed { cycle } else { cycle / 2.0 };
@@ -1412,8 +1423,9 @@ impl LshAges {
         }
     }
 
-    /// Levels the runs fill: the live entries and the first level's versions over the engine's level
-    /// capacities.
+    /// Levels the runs fill: the live entries over the engine's level capacities, and as many more as the
+    /// versions the levels keep (the first level's runs, the levels' between, a tiered last level's pushes)
+    /// push the tree down.
     pub fn levels(&self) -> u32 {
         self.levels
     }
@@ -2422,6 +2434,50 @@ mod tests {
         let leveled = eval(&d, &w).per_op.lookup;
         assert!((0.8..1.0).contains(&leveled), "{leveled}");
         assert!(tiered > 3.0 * leveled, "{tiered} against {leveled}");
+    }
+
+    #[test]
+    fn an_lsh_designs_cold_probes_in_closed_form_are_the_integral() {
+        // the exact key partitions' cold-run integral is the difference of 1 − α at its ends over its rate; a
+        // fine midpoint rule over the same runs agrees
+        let mut w = updates_over(30_000);
+        w.key_bytes = 23;
+        w.value_bytes = 1000;
+        w.writes = KeyDistribution::Zipfian {
+            theta: 0.99,
+            universe: Some(30_000),
+            items: Some(10_000_000_000),
+        };
+        w.operations = 600_000;
+        let mut d = Design::lsh_like(652_576, 396_000);
+        d.block_bytes = 4096;
+        for (t, z) in [(24, 23), (24, 1), (6, 5), (95, 94)] {
+            (d.size_ratio, d.hot_runs, d.cold_runs) = (t, t - 1, z);
+            let keys = KeySpace::from_workload(&w);
+            let shape = data_shape(&d, &w, &keys, &ReferenceQuirks::NONE);
+            let eb = d.flush_bytes() as f64 / shape.entry_bytes;
+            let parts = keys.parts();
+            let ages = LshAges::new(&d, &w, &shape, &parts, eb, (t - 1) as f64);
+            assert!(ages.unmerged.is_none(), "T = {t}: {ages:?}");
+            for part in &parts {
+                let closed = ages.cold_probes(part);
+                let kept = ages.kept;
+                let older = |y: f64| 1.0 - KeySpace::alpha(part, y / kept);
+                let fine = |a: f64, b: f64, _: f64, _: f64| {
+                    let steps = 20_000;
+                    let h = (b - a).max(0.0) / steps as f64;
+                    (0..steps)
+                        .map(|i| older(a + h * (i as f64 + 0.5)))
+                        .sum::<f64>()
+                        * h
+                };
+                let numeric = ages.probes_merged(older, fine);
+                assert!(
+                    (closed - numeric).abs() <= 1e-6 * numeric.abs().max(1e-3),
+                    "T = {t}, Z = {z}, {part:?}: {closed} against {numeric}"
+                );
+            }
+        }
     }
 
     /// An unclassified design with no filters and T above any block's entries (the engine's rule makes it a

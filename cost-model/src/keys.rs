@@ -361,7 +361,7 @@ pub fn not_written_integral(part: &KeyPart, a: f64, b: f64) -> f64 {
         AlphaForm::Exact => {
             let l = part.ln_keep;
             if l == f64::NEG_INFINITY {
-                // every write hits the key: past the first, it is certainly written
+                // every write hits the key: after any write (w > 0) it is certainly written
                 0.0
             } else if l == 0.0 {
                 b - a

@@ -93,7 +93,7 @@ pub struct IoCost {
 }
 
 impl IoCost {
-    /// The cost of an LSH-class design: one level, no filters, `scan` I/Os per scan.
+    /// The cost of an LSH-class design: `levels` levels of hash-indexed runs, no filters, `scan` I/Os per scan.
     pub(crate) fn lsh(
         design: &Design,
         workload: &Workload,

@@ -87,9 +87,28 @@ fn measure(c: &Case, tag: &str) -> Result<(Measured, Value)> {
     // workload writes (the model's steady state), and the flush and compaction I/O, counted over warm-up and
     // run, samples merges into every level rather than only the cheap ones.
     let entry = (w.value_bytes() + 23) as f64;
-    let levels = model
-        .evaluate(design, &w.to_model())
-        .map_or(1, |c| c.levels.max(1));
+    // (inserts grow the data: at most doubling it keeps the model's single N meaningful)
+    let cap = if w.update + w.read_modify_write > 0.0 {
+        10 * w.record_count
+    } else {
+        w.record_count
+    };
+    // the levels of the store the model prices, after the run's writes and after the most warm-up writes (a
+    // design whose runs hold versions, an LSH log's, deepens with the writes it has seen)
+    let write_share = w.insert + w.update + w.read_modify_write;
+    let mut after_cap = w.to_model();
+    if write_share > 0.0 {
+        after_cap.operations = after_cap
+            .operations
+            .max((cap as f64 / write_share).ceil() as u64);
+    }
+    let levels = [w.to_model(), after_cap]
+        .iter()
+        .filter_map(|m| model.evaluate(design, m).ok())
+        .map(|c| c.levels)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     // (a one-level tree, an LSH log among them, is pushed down once it holds its T − 1 runs: its whole cycle;
     // deeper trees sample a capped share of theirs)
     let t = if levels <= 1 {
@@ -98,12 +117,6 @@ fn measure(c: &Case, tag: &str) -> Result<(Measured, Value)> {
         design.size_ratio.min(64) as f64
     };
     let fills = t.powi(levels as i32 - 1) * (t + 1.0);
-    // (inserts grow the data: at most doubling it keeps the model's single N meaningful)
-    let cap = if w.update + w.read_modify_write > 0.0 {
-        10 * w.record_count
-    } else {
-        w.record_count
-    };
     let warm_up = ((fills * design.buffer_bytes as f64 / entry).ceil() as u64).min(cap);
     let r = run_bench(
         design,
