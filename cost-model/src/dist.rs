@@ -2405,16 +2405,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_tiered_lsh_levels_pushes_lie_above_its_merged_run_and_go_cold() {
-        // The search's LSH design for YCSB-A at 1 MiB and 30,000 records, at T = 24: the last level keeps the
-        // merged run and its 22 newest pushes (Z = 23), whose hash indexes M_FP cannot hold, so a lookup of a
-        // key not updated lately reads the on-disk index of each (and the block it names). With Z = 1 each push
-        // merges into the one run. Measured (cosine validate --design, 300,000 writes of warm-up): 3.68 and
-        // 0.89 blocks a lookup; the model priced both at 0.85 before it laid out the last level's runs.
+    /// YCSB-A as `cosine validate` prices it at 30,000 records after 300,000 writes (23-byte keys, 1,000-byte
+    /// values, zipfian ranks drawn over 10^10 items and hashed onto the records), and the search's LSH design
+    /// for it at 1 MiB (its size ratio left to the caller).
+    fn validated_lsh() -> (Workload, Design) {
         let mut w = updates_over(30_000);
-        // (as `cosine validate` prices YCSB: 23-byte keys, 1,000-byte values, zipfian ranks drawn over 10^10
-        // items and hashed onto the records)
         w.key_bytes = 23;
         w.value_bytes = 1000;
         w.writes = KeyDistribution::Zipfian {
@@ -2426,6 +2421,17 @@ mod tests {
         w.operations = 600_000;
         let mut d = Design::lsh_like(652_576, 396_000);
         d.block_bytes = 4096;
+        (w, d)
+    }
+
+    #[test]
+    fn a_tiered_lsh_levels_pushes_lie_above_its_merged_run_and_go_cold() {
+        // The search's LSH design for YCSB-A at 1 MiB and 30,000 records, at T = 24: the last level keeps the
+        // merged run and its 22 newest pushes (Z = 23), whose hash indexes M_FP cannot hold, so a lookup of a
+        // key not updated lately reads the on-disk index of each (and the block it names). With Z = 1 each push
+        // merges into the one run. Measured (cosine validate --design, 300,000 writes of warm-up): 3.68 and
+        // 0.89 blocks a lookup; the model priced both at 0.85 before it laid out the last level's runs.
+        let (w, mut d) = validated_lsh();
         d.size_ratio = 24;
         d.hot_runs = 23;
         d.cold_runs = 23;
@@ -2440,17 +2446,7 @@ mod tests {
     fn an_lsh_designs_cold_probes_in_closed_form_are_the_integral() {
         // the exact key partitions' cold-run integral is the difference of 1 − α at its ends over its rate; a
         // fine midpoint rule over the same runs agrees
-        let mut w = updates_over(30_000);
-        w.key_bytes = 23;
-        w.value_bytes = 1000;
-        w.writes = KeyDistribution::Zipfian {
-            theta: 0.99,
-            universe: Some(30_000),
-            items: Some(10_000_000_000),
-        };
-        w.operations = 600_000;
-        let mut d = Design::lsh_like(652_576, 396_000);
-        d.block_bytes = 4096;
+        let (w, mut d) = validated_lsh();
         for (t, z) in [(24, 23), (24, 1), (6, 5), (95, 94)] {
             (d.size_ratio, d.hot_runs, d.cold_runs) = (t, t - 1, z);
             let keys = KeySpace::from_workload(&w);

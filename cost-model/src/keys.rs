@@ -642,16 +642,19 @@ mod tests {
         assert!((coupon_collector(10.0, 10.0) - 10.0 * 10f64.ln()).abs() < 1e-12);
     }
 
+    /// Partitions (U, put) for the α forms' tests: vast and tiny, a share of writes above the keys (put > U).
+    const PARTS: [(f64, f64); 5] = [
+        (1e6, 1.0),
+        (1e3, 0.25),
+        (4.0, 0.5),
+        (1e12, 1e-3),
+        (2.0, 3.0),
+    ];
+
     #[test]
     fn not_written_integral_is_the_integral_of_one_minus_alpha() {
         for alpha in [AlphaForm::Linear, AlphaForm::Exact] {
-            for (u, put) in [
-                (1e6, 1.0),
-                (1e3, 0.25),
-                (4.0, 0.5),
-                (1e12, 1e-3),
-                (2.0, 3.0),
-            ] {
+            for (u, put) in PARTS {
                 let part = KeyPart::new(u, put, 1.0, alpha);
                 for (a, b) in [(0.0, 10.0), (5.0, 5e3), (1e3, 1e7), (0.0, 1e9)] {
                     // the midpoint rule over stretches growing geometrically away from a (the integrand
@@ -679,13 +682,7 @@ mod tests {
     #[test]
     fn ln_not_alpha_is_the_log_of_one_minus_alpha() {
         for alpha in [AlphaForm::Linear, AlphaForm::Exact] {
-            for (u, put) in [
-                (1e6, 1.0),
-                (1e3, 0.25),
-                (4.0, 0.5),
-                (1e12, 1e-3),
-                (2.0, 3.0),
-            ] {
+            for (u, put) in PARTS {
                 let part = KeyPart::new(u, put, 1.0, alpha);
                 for n in [0.0, 1.0, 17.0, 1e4, 1e9] {
                     let direct = (-KeySpace::alpha(&part, n)).ln_1p();
