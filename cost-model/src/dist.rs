@@ -1218,16 +1218,15 @@ impl DistributionAware {
             let lookup = lookup + cold_probes;
             // a write is appended to the log; the log's level is pushed down (its runs read, their distinct
             // keys written as one run below) once it holds K runs or θ of its capacity
-            let (stored, l) = (ages.versions(), levels);
             let write = if q.table2_write_cost {
                 1.0 / b
             } else {
                 engine_write_cost(
-                    &write_levels(design, l, l, shape.entry_bytes),
+                    &write_levels(design, levels, levels, shape.entry_bytes),
                     eb,
                     b,
                     &parts,
-                    stored,
+                    ages.versions(),
                     written(workload),
                 )
             };
@@ -1398,29 +1397,29 @@ impl LshAges {
         // the levels the live entries fill over the engine's level capacities; then as many more as the runs
         // the levels keep push the tree down (a level over its capacity by its versions is pushed into the
         // next). One level: the first is the last and keeps Z runs (with Z = 1, each flush merges into it)
-        let mut levels = levels_over(n);
-        let (mut segments, mut cycle, mut fixed) = layout_of(levels);
+        let at = |levels: u32| {
+            let (segments, cycle, fixed) = layout_of(levels);
+            LshAges {
+                resident: design.fence_bytes as f64 / per_entry,
+                eb,
+                entries: n,
+                unmerged,
+                cycle,
+                fixed,
+                segments,
+                levels,
+                kept,
+            }
+        };
+        let mut ages = at(levels_over(n));
         for _ in 0..4 {
-            let first = if fixed { cycle } else { cycle / 2.0 };
-            let held = n + first + segments.iter().map(|s| s.count * s.stored).sum::<f64>();
-            let deeper = levels_over(held);
-            if deeper <= levels {
+            let deeper = levels_over(ages.merged_versions());
+            if deeper <= ages.levels {
                 break;
             }
-            levels = deeper;
-            (segments, cycle, fixed) = layout_of(levels);
+            ages = at(deeper);
         }
-        LshAges {
-            resident: design.fence_bytes as f64 / per_entry,
-            eb,
-            entries: n,
-            unmerged,
-            cycle,
-            fixed,
-            segments,
-            levels,
-            kept,
-        }
+        ages
     }
 
     /// Levels the runs fill: the live entries over the engine's level capacities, and as many more as the
@@ -1436,12 +1435,8 @@ impl LshAges {
         match self.unmerged {
             Some(w) => (self.entries + w) / self.eb,
             None => {
-                let first = if self.fixed {
-                    self.cycle
-                } else {
-                    self.cycle / 2.0
-                };
-                1.0 + first / self.eb + self.segments.iter().map(|s| s.count).sum::<f64>()
+                1.0 + self.first_level() / self.eb
+                    + self.segments.iter().map(|s| s.count).sum::<f64>()
             }
         }
     }
@@ -1485,19 +1480,10 @@ impl LshAges {
                     }
                 })
             }
-            None => {
-                // ∫ older over a stretch: for the exact form e^{y·ln(1 − put/U)/kept}, whose integral is the
-                // difference of its ends over that rate (no further exp)
-                let rate = KeySpace::ln_not_alpha(part, 1.0) / kept;
-                let exact = matches!(part.alpha, crate::keys::AlphaForm::Exact) && part.put > 0.0;
-                self.probes_merged(older, |a: f64, b: f64, at_a: f64, at_b: f64| {
-                    if exact && rate.is_finite() && rate != 0.0 {
-                        (at_b - at_a) / rate
-                    } else {
-                        kept * crate::keys::not_written_integral(part, a / kept, b / kept)
-                    }
-                })
-            }
+            // ∫ older over a stretch in closed form
+            None => self.probes_merged(older, |a: f64, b: f64| {
+                kept * crate::keys::not_written_integral(part, a / kept, b / kept)
+            }),
         }
     }
 
@@ -1506,9 +1492,7 @@ impl LshAges {
     pub fn cold_probes_by_age(&self, older: impl Fn(f64) -> f64) -> f64 {
         match self.unmerged {
             Some(_) => self.probes_unmerged(older),
-            None => self.probes_merged(&older, |a: f64, b: f64, _: f64, _: f64| {
-                integral(&older, a, b)
-            }),
+            None => self.probes_merged(&older, |a: f64, b: f64| integral(&older, a, b)),
         }
     }
 
@@ -1524,12 +1508,8 @@ impl LshAges {
 
     /// Cold-run blocks over the first level's cycle: its runs (of eb entries each), the runs of the levels
     /// below it, newest first, then the merged run; M_FP covers the newest `resident` entries they hold.
-    /// `area(a, b, older(a), older(b))` is ∫ older over [a, b].
-    fn probes_merged(
-        &self,
-        older: impl Fn(f64) -> f64,
-        area: impl Fn(f64, f64, f64, f64) -> f64,
-    ) -> f64 {
+    /// `area(a, b)` is ∫ older over [a, b].
+    fn probes_merged(&self, older: impl Fn(f64) -> f64, area: impl Fn(f64, f64) -> f64) -> f64 {
         let h = self.resident;
         self.over_cycle(|d| {
             // the stretches newest first: (the writes they cover, the entries they hold, one run's writes)
@@ -1552,8 +1532,7 @@ impl LshAges {
                 let end = age + width;
                 // each cold run newer than the key's: its index block and the data block it names; the cold
                 // run that holds the key: its index block
-                let (at_from, at_end) = (older(cold_from), older(end));
-                blocks += 2.0 * area(cold_from, end, at_from, at_end) / s.age + at_from - at_end;
+                blocks += 2.0 * area(cold_from, end) / s.age + older(cold_from) - older(end);
                 age = end;
                 above += held;
             }
@@ -1565,20 +1544,27 @@ impl LshAges {
     pub fn versions(&self) -> f64 {
         match self.unmerged {
             Some(w) => self.entries + w,
-            None => {
-                let first = if self.fixed {
-                    self.cycle
-                } else {
-                    self.cycle / 2.0
-                };
-                self.entries
-                    + first
-                    + self
-                        .segments
-                        .iter()
-                        .map(|s| s.count * s.stored)
-                        .sum::<f64>()
-            }
+            None => self.merged_versions(),
+        }
+    }
+
+    /// Versions held once merges run: the live entries, the first level's and the levels' below.
+    fn merged_versions(&self) -> f64 {
+        self.entries
+            + self.first_level()
+            + self
+                .segments
+                .iter()
+                .map(|s| s.count * s.stored)
+                .sum::<f64>()
+    }
+
+    /// Entries the first level holds on average: half its cycle's stretch, or the stretch it always holds.
+    fn first_level(&self) -> f64 {
+        if self.fixed {
+            self.cycle
+        } else {
+            self.cycle / 2.0
         }
     }
 
@@ -2444,8 +2430,8 @@ mod tests {
 
     #[test]
     fn an_lsh_designs_cold_probes_in_closed_form_are_the_integral() {
-        // the exact key partitions' cold-run integral is the difference of 1 − α at its ends over its rate; a
-        // fine midpoint rule over the same runs agrees
+        // the cold-run integral in closed form (`keys::not_written_integral`) against a fine midpoint rule over
+        // the same runs
         let (w, mut d) = validated_lsh();
         for (t, z) in [(24, 23), (24, 1), (6, 5), (95, 94)] {
             (d.size_ratio, d.hot_runs, d.cold_runs) = (t, t - 1, z);
@@ -2459,7 +2445,7 @@ mod tests {
                 let closed = ages.cold_probes(part);
                 let kept = ages.kept;
                 let older = |y: f64| 1.0 - KeySpace::alpha(part, y / kept);
-                let fine = |a: f64, b: f64, _: f64, _: f64| {
+                let fine = |a: f64, b: f64| {
                     let steps = 20_000;
                     let h = (b - a).max(0.0) / steps as f64;
                     (0..steps)

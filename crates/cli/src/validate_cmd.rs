@@ -146,12 +146,12 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
         .flat_map(|list| list.split(','))
         .map(str::trim)
     {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("--design {path}: {e}"))?;
-        let d: cosine_design::Design = serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("--design {path}: not a design.json: {e}"))?;
-        d.validate()
-            .map_err(|e| anyhow::anyhow!("--design {path}: {e}"))?;
+        let d = cosine_design::load_design(path).map_err(|e| match e {
+            cosine_design::LoadError::Invalid(e) => {
+                anyhow::anyhow!("--design {path}: not a design.json: {e}")
+            }
+            e => anyhow::anyhow!("--design {path}: {e}"),
+        })?;
         let name = std::path::Path::new(path)
             .file_name()
             .map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
