@@ -203,6 +203,20 @@ pub(crate) mod peers {
         StoreError::Peer(x.to_string())
     }
 
+    /// How long a settle that finds RocksDB idle with only a pending-compaction flag waits before it gives up:
+    /// RocksDB schedules a compaction it can run at once, so a second without any flush or compaction
+    /// running means none will.
+    pub const STUCK_PENDING_QUIET: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// What [`Rocks::settle_within`] found.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Settled {
+        /// RocksDB reported no pending or running flush or compaction.
+        pub settled: bool,
+        /// From the start of the settle to the end of RocksDB's last flush or compaction in it.
+        pub working: std::time::Duration,
+    }
+
     /// RocksDB 7.8.3 (Debian), split as its tuning guide suggests for a memory budget M: memtables capped at
     /// M/4 in all (`db_write_buffer_size`; two of M/8), a block cache of 3M/4 that also holds the index and
     /// filter blocks (`cache_index_and_filter_blocks`, level-0's pinned), 10 bits/key Bloom filters, no
@@ -288,20 +302,50 @@ pub(crate) mod peers {
         }
 
         /// Flushes the memtables, then waits up to `limit` for RocksDB to report no pending or running flush
-        /// or compaction; whether it did (some configurations keep a compaction pending without running it,
-        /// e.g. universal compaction waiting on a trigger it cannot reach).
-        pub fn settle_within(&self, limit: std::time::Duration) -> StoreResult<bool> {
+        /// or compaction. Some configurations keep a compaction pending without ever running it (universal
+        /// compaction waiting on a trigger it cannot reach): when only that flag is left and nothing has run
+        /// for [`STUCK_PENDING_QUIET`], the wait ends there, unsettled, instead of at `limit`. The result says
+        /// whether RocksDB settled and how long it worked: up to the end of its last flush or compaction, the
+        /// quiet tail of a stuck wait left out.
+        pub fn settle_within(&self, limit: std::time::Duration) -> StoreResult<Settled> {
+            let started = std::time::Instant::now();
             self.db.flush().map_err(e)?;
-            let deadline = std::time::Instant::now() + limit;
+            let deadline = started + limit;
+            let mut last_busy = std::time::Instant::now();
             loop {
-                if self.pending()? == 0 {
-                    return Ok(true);
+                let now = std::time::Instant::now();
+                let busy = self.busy()?;
+                if busy > 0 {
+                    last_busy = now;
                 }
-                if std::time::Instant::now() > deadline {
-                    return Ok(false);
+                if busy == 0 && self.pending()? == 0 {
+                    return Ok(Settled {
+                        settled: true,
+                        working: now - started,
+                    });
+                }
+                if now > deadline || (busy == 0 && now - last_busy >= STUCK_PENDING_QUIET) {
+                    return Ok(Settled {
+                        settled: false,
+                        working: if busy == 0 {
+                            last_busy - started
+                        } else {
+                            now - started
+                        },
+                    });
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
+        }
+
+        /// Flushes and compactions running or waiting for a flush (what a settle waits for while it runs).
+        fn busy(&self) -> StoreResult<u64> {
+            let p = |name: &str| -> StoreResult<u64> {
+                Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
+            };
+            Ok(p("rocksdb.num-running-compactions")?
+                + p("rocksdb.num-running-flushes")?
+                + p("rocksdb.mem-table-flush-pending")?)
         }
 
         fn pending(&self) -> StoreResult<u64> {
