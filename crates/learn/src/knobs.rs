@@ -606,6 +606,76 @@ pub fn rocksdb_defaults(space: &KnobSpace, memory: u64) -> (Vec<f64>, Value) {
     (space.encode_all(&raw), settings)
 }
 
+/// A leveled LSM design of our engine in RocksDB's terms (what the peer benchmark's `rocksdb-cosine` runs and
+/// `cosine export rocksdb` writes): two memtables of M_B/2 (at least 1 MiB each), the rest of `memory` the
+/// block cache, the design's filter memory as Bloom bits per key over `entries`, its block size, level style
+/// with multiplier T and a base of T memtables; RocksDB's defaults for the rest. With the point of
+/// [`rocksdb_space`] nearest it (a knob's range clamps what it cannot hold, e.g. T above 16).
+pub fn rocksdb_from_design(
+    space: &KnobSpace,
+    design: &cosine_design::Design,
+    entries: u64,
+    memory: u64,
+) -> (Vec<f64>, Value) {
+    let memtable = design.flush_bytes().max(1 << 20);
+    let cache = memory.saturating_sub(2 * memtable).max(1 << 20);
+    let bits = design.filter_bytes as f64 * 8.0 / entries.max(1) as f64;
+    let t = design.size_ratio.max(2);
+    let block = ROCKS_BLOCKS
+        .iter()
+        .position(|b| b.parse::<u64>().ok() == Some(design.block_bytes))
+        .unwrap_or(0);
+    let settings = serde_json::json!({
+        "write_buffer_size": memtable,
+        "max_write_buffer_number": 2,
+        "min_write_buffer_number_to_merge": 1,
+        "bloom_bits_per_key": if bits < 1.0 { 0.0 } else { bits },
+        "block_size": ROCKS_BLOCKS[block].parse::<u64>().unwrap_or(4096),
+        "cache_index_and_filter_blocks": true,
+        "level0_file_num_compaction_trigger": 4,
+        "level0_slowdown_writes_trigger": 20,
+        "level0_stop_writes_trigger": 36,
+        "max_bytes_for_level_base": t * memtable,
+        "max_bytes_for_level_multiplier": t as f64,
+        "target_file_size_base": 64u64 << 20,
+        "target_file_size_multiplier": 1,
+        "num_levels": 7,
+        "compaction_style": "level",
+        "max_background_jobs": 2,
+        "compression": "none",
+        "bloom_locality": 0,
+        "memtable_prefix_bloom_size_ratio": 0.0,
+        "max_open_files": -1,
+        "block_cache_size": cache,
+    });
+    let raw: Vec<(&str, f64)> = vec![
+        (
+            "memtable_share",
+            (2 * memtable) as f64 / memory.max(1) as f64,
+        ),
+        ("max_write_buffer_number", 2.0),
+        ("min_write_buffer_number_to_merge", 1.0),
+        ("bloom_bits_per_key", bits),
+        ("block_size", block as f64),
+        ("cache_index_and_filter_blocks", 1.0),
+        ("level0_file_num_compaction_trigger", 4.0),
+        ("level0_slowdown_extra", 16.0),
+        ("level0_stop_extra", 16.0),
+        ("max_bytes_for_level_base", (t * memtable) as f64),
+        ("max_bytes_for_level_multiplier", t as f64),
+        ("target_file_size_base", (64u64 << 20) as f64),
+        ("target_file_size_multiplier", 1.0),
+        ("num_levels", 7.0),
+        ("compaction_style", 0.0),
+        ("max_background_jobs", 2.0),
+        ("compression", 0.0),
+        ("bloom_locality", 0.0),
+        ("memtable_prefix_bloom_size_ratio", 0.0),
+        ("max_open_files", 4096.0),
+    ];
+    (space.encode_all(&raw), settings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -631,6 +701,35 @@ mod tests {
         assert_eq!(c.from_json(&c.to_json(1.0)), Some(1.0));
         let r = Domain::Real { lo: 0.5, hi: 1.0 };
         assert!((r.decode(r.encode(0.75)) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_leveled_design_maps_onto_rocksdb_knobs_and_its_nearest_point() {
+        let space = rocksdb_space();
+        let m = 8u64 << 20;
+        let mut d = cosine_design::Design::rocksdb_like(4 << 20, 250_000, 1 << 20);
+        d.size_ratio = 8;
+        let (point, s) = rocksdb_from_design(&space, &d, 200_000, m);
+        assert_eq!(s["write_buffer_size"], 2u64 << 20);
+        assert_eq!(s["block_cache_size"], 4u64 << 20);
+        assert_eq!(s["max_bytes_for_level_multiplier"], 8.0);
+        assert_eq!(s["max_bytes_for_level_base"], 16u64 << 20);
+        assert_eq!(s["bloom_bits_per_key"], 10.0);
+        // the nearest point of the knob space rebuilds the same memory split, ratio and filters
+        let back = rocksdb_settings(&space, &point, m).unwrap();
+        for k in ["block_size", "compaction_style", "compression"] {
+            assert_eq!(back[k], s[k], "{k}");
+        }
+        for k in [
+            "write_buffer_size",
+            "block_cache_size",
+            "max_bytes_for_level_base",
+            "max_bytes_for_level_multiplier",
+            "bloom_bits_per_key",
+        ] {
+            let (a, b) = (back[k].as_f64().unwrap(), s[k].as_f64().unwrap());
+            assert!((a - b).abs() <= 1e-3 * b, "{k}: {a} against {b}");
+        }
     }
 
     #[test]

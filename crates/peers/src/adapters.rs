@@ -227,6 +227,21 @@ pub(crate) mod peers {
         stripes: Stripes,
         write: rocksdb::WriteOptions,
         opts: rocksdb::Options,
+        /// The write-stall trigger its options set: `level0_slowdown_writes_trigger` (RocksDB's default 20),
+        /// counted in sorted runs under universal compaction (what [`Rocks::settle_within`] must not flush
+        /// into).
+        pub stall: StallTrigger,
+    }
+
+    /// When RocksDB slows writes: at `slowdown` level-0 files (level style) or sorted runs (universal style).
+    #[derive(Clone, Copy, Debug)]
+    pub struct StallTrigger {
+        /// `level0_slowdown_writes_trigger`.
+        pub slowdown: u64,
+        /// Universal compaction: every non-empty level counts as a sorted run beside level 0's files.
+        pub universal: bool,
+        /// `max_write_buffer_number`: unflushed memtables stall writes at it (and above 3, one before it).
+        pub memtables: u64,
     }
 
     fn rocks_options(
@@ -288,6 +303,11 @@ pub(crate) mod peers {
                 stripes: Stripes::new(),
                 write,
                 opts,
+                stall: StallTrigger {
+                    slowdown: 20,
+                    universal: false,
+                    memtables: 2,
+                },
             })
         }
 
@@ -304,21 +324,28 @@ pub(crate) mod peers {
         /// Flushes the memtables, then waits up to `limit` for RocksDB to report no pending or running flush
         /// or compaction. Some configurations keep a compaction pending without ever running it (universal
         /// compaction waiting on a trigger it cannot reach): when only that flag is left and nothing has run
-        /// for [`STUCK_PENDING_QUIET`], the wait ends there, unsettled, instead of at `limit`. The result says
-        /// whether RocksDB settled and how long it worked: up to the end of its last flush or compaction, the
-        /// quiet tail of a stuck wait left out.
+        /// for [`STUCK_PENDING_QUIET`], the wait ends there, unsettled, instead of at `limit`. RocksDB holds a
+        /// manual flush back until it would not stall writes, forever where no compaction will ever thin level
+        /// 0: the flush waits until it would not reach the stall trigger, and is left out (unsettled) when
+        /// background work has stopped short of that. The result says whether RocksDB settled and how long it
+        /// worked: up to the end of its last flush or compaction, the quiet tail of a stuck wait left out.
         pub fn settle_within(&self, limit: std::time::Duration) -> StoreResult<Settled> {
             let started = std::time::Instant::now();
-            self.db.flush().map_err(e)?;
             let deadline = started + limit;
-            let mut last_busy = std::time::Instant::now();
+            let mut flushed = false;
+            let mut last_busy = started;
             loop {
+                if !flushed && !self.flush_would_stall()? {
+                    self.db.flush().map_err(e)?;
+                    flushed = true;
+                    last_busy = std::time::Instant::now();
+                }
                 let now = std::time::Instant::now();
                 let busy = self.busy()?;
                 if busy > 0 {
                     last_busy = now;
                 }
-                if busy == 0 && self.pending()? == 0 {
+                if flushed && busy == 0 && self.pending()? == 0 {
                     return Ok(Settled {
                         settled: true,
                         working: now - started,
@@ -336,6 +363,30 @@ pub(crate) mod peers {
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
+        }
+
+        /// Whether a flush now would meet RocksDB's write-stall condition (writes stopped or delayed, one more
+        /// level-0 file at the slowdown trigger, or one more unflushed memtable at the memtable limit), which a
+        /// manual flush waits out.
+        fn flush_would_stall(&self) -> StoreResult<bool> {
+            let p = |name: &str| -> StoreResult<u64> {
+                Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
+            };
+            if p("rocksdb.is-write-stopped")? > 0 || p("rocksdb.actual-delayed-write-rate")? > 0 {
+                return Ok(true);
+            }
+            let mut runs = p("rocksdb.num-files-at-level0")?;
+            if self.stall.universal {
+                // (levels past the configured `num_levels` report no files; the knob space's widest is 8)
+                for level in 1..16 {
+                    runs += u64::from(p(&format!("rocksdb.num-files-at-level{level}"))? > 0);
+                }
+            }
+            // RocksDB's own test counts one more unflushed memtable too: at `max_write_buffer_number` it stops
+            // writes, and above 3 memtables it delays them one before
+            let unflushed = p("rocksdb.num-immutable-mem-table")? + 1;
+            let m = self.stall.memtables;
+            Ok(runs + 1 >= self.stall.slowdown || unflushed >= m || (m > 3 && unflushed + 1 >= m))
         }
 
         /// Flushes and compactions running or waiting for a flush (what a settle waits for while it runs).

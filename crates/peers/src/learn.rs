@@ -5,7 +5,9 @@
 use crate::adapters::peers::Rocks;
 use anyhow::Context;
 use cosine_learn::collect::Measurer;
-use cosine_learn::knobs::{rocksdb_defaults, rocksdb_settings, rocksdb_space, KnobSpace};
+use cosine_learn::knobs::{
+    rocksdb_defaults, rocksdb_from_design, rocksdb_settings, rocksdb_space, KnobSpace,
+};
 use cosine_learn::repo::Outcome;
 use cosine_learn::{Error, Result};
 use cosine_ycsb::{run_phase, CoreWorkload, Ledger};
@@ -149,6 +151,21 @@ pub fn parse_statistics(text: &str) -> BTreeMap<String, f64> {
     out
 }
 
+/// The write-stall trigger of RocksDB settings ([`rocksdb_settings`]'s names).
+pub fn stall_trigger(s: &Value) -> crate::adapters::peers::StallTrigger {
+    crate::adapters::peers::StallTrigger {
+        slowdown: s
+            .get("level0_slowdown_writes_trigger")
+            .and_then(Value::as_u64)
+            .unwrap_or(20),
+        universal: s.get("compaction_style").and_then(Value::as_str) == Some("universal"),
+        memtables: s
+            .get("max_write_buffer_number")
+            .and_then(Value::as_u64)
+            .unwrap_or(2),
+    }
+}
+
 impl Measurer for RocksMeasurer {
     fn engine(&self) -> &'static str {
         "rocksdb"
@@ -170,10 +187,22 @@ impl Measurer for RocksMeasurer {
         rocksdb_defaults(&self.space, memory)
     }
 
-    /// None: Cosine's pick is a design of our engine; the leveled ones map onto RocksDB (`cosine export
-    /// rocksdb`), but not onto this knob space yet.
-    fn model_pick(&self, _w: &CoreWorkload, _memory: u64) -> Option<(Vec<f64>, Value)> {
-        None
+    /// Cosine's fastest leveled LSM design for the workload at `memory` on this machine's cores, in RocksDB's
+    /// terms ([`rocksdb_from_design`]: what the peer benchmark's `rocksdb-cosine` runs).
+    fn model_pick(&self, w: &CoreWorkload, memory: u64) -> Option<(Vec<f64>, Value)> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let design = cosine_search::designs::best_leveled_lsm_for_machine(
+            &w.to_model(),
+            memory,
+            cores,
+            &cosine_cost_model::cpu::PhiLibrary::default(),
+        )?;
+        Some(rocksdb_from_design(
+            &self.space,
+            &design,
+            w.record_count,
+            memory,
+        ))
     }
 
     fn measure(
@@ -195,7 +224,8 @@ impl Measurer for RocksMeasurer {
             .join(format!("rocksdb-learn-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let opts = options(settings).map_err(|e| fail(format!("{e:#}")))?;
-        let store = Rocks::with(opts, &dir, false).map_err(|e| fail(format!("{e:#}")))?;
+        let mut store = Rocks::with(opts, &dir, false).map_err(|e| fail(format!("{e:#}")))?;
+        store.stall = stall_trigger(settings);
         let ledger = Ledger::default();
         let load = run_phase(&store, &ledger, w, self.threads, true, seed, None);
         let limit = self.settle_limit;
@@ -310,7 +340,8 @@ mod tests {
         )
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let store = Rocks::with(options(&settings).unwrap(), dir.path(), false).unwrap();
+        let mut store = Rocks::with(options(&settings).unwrap(), dir.path(), false).unwrap();
+        store.stall = stall_trigger(&settings);
         let value = vec![7u8; 1000];
         for i in 0..20_000u32 {
             store.insert(&i.to_be_bytes(), &value).unwrap();
