@@ -227,13 +227,13 @@ pub(crate) mod peers {
         stripes: Stripes,
         write: rocksdb::WriteOptions,
         opts: rocksdb::Options,
-        /// The write-stall trigger its options set: `level0_slowdown_writes_trigger` (RocksDB's default 20),
-        /// counted in sorted runs under universal compaction (what [`Rocks::settle_within`] must not flush
-        /// into).
+        /// The write-stall triggers its options set (RocksDB's defaults unless the caller sets others): what
+        /// [`Rocks::settle_within`] must not flush into.
         pub stall: StallTrigger,
     }
 
-    /// When RocksDB slows writes: at `slowdown` level-0 files (level style) or sorted runs (universal style).
+    /// When RocksDB stops or slows writes: its memtable limit and level-0 triggers, level 0 counted in files
+    /// (level style) or sorted runs (universal style).
     #[derive(Clone, Copy, Debug)]
     pub struct StallTrigger {
         /// `level0_slowdown_writes_trigger`.
@@ -242,6 +242,12 @@ pub(crate) mod peers {
         pub universal: bool,
         /// `max_write_buffer_number`: unflushed memtables stall writes at it (and above 3, one before it).
         pub memtables: u64,
+        /// `min_write_buffer_number_to_merge`.
+        pub merge: u64,
+        /// `level0_file_num_compaction_trigger`.
+        pub compaction: u64,
+        /// `level0_stop_writes_trigger`.
+        pub stop: u64,
     }
 
     fn rocks_options(
@@ -307,6 +313,9 @@ pub(crate) mod peers {
                     slowdown: 20,
                     universal: false,
                     memtables: 2,
+                    merge: 1,
+                    compaction: 4,
+                    stop: 36,
                 },
             })
         }
@@ -335,7 +344,9 @@ pub(crate) mod peers {
             let mut flushed = false;
             let mut last_busy = started;
             loop {
-                if !flushed && !self.flush_would_stall()? {
+                // only while nothing runs: a flush finishing between the test and our flush could add the
+                // level-0 file that makes RocksDB wait
+                if !flushed && self.busy()? == 0 && !self.flush_would_stall()? {
                     self.db.flush().map_err(e)?;
                     flushed = true;
                     last_busy = std::time::Instant::now();
@@ -365,16 +376,17 @@ pub(crate) mod peers {
             }
         }
 
-        /// Whether a flush now would meet RocksDB's write-stall condition (writes stopped or delayed, one more
-        /// level-0 file at the slowdown trigger, or one more unflushed memtable at the memtable limit), which a
-        /// manual flush waits out.
+        /// Whether a manual flush now would wait for RocksDB's write-stall condition to clear, as RocksDB 7.8
+        /// decides it (`WaitUntilFlushWouldNotStallWrites`): not while fewer memtables than
+        /// `min_write_buffer_number_to_merge` are unflushed and level 0 holds fewer files (sorted runs under
+        /// universal compaction) than its compaction trigger; otherwise when one more unflushed memtable and
+        /// one more level-0 file would stop writes (the memtable limit, the stop trigger) or delay them (one
+        /// memtable before the limit above 3 memtables, with more than the merge count unflushed; the
+        /// slowdown trigger).
         fn flush_would_stall(&self) -> StoreResult<bool> {
             let p = |name: &str| -> StoreResult<u64> {
                 Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
             };
-            if p("rocksdb.is-write-stopped")? > 0 || p("rocksdb.actual-delayed-write-rate")? > 0 {
-                return Ok(true);
-            }
             let mut runs = p("rocksdb.num-files-at-level0")?;
             if self.stall.universal {
                 // (levels past the configured `num_levels` report no files; the knob space's widest is 8)
@@ -382,11 +394,16 @@ pub(crate) mod peers {
                     runs += u64::from(p(&format!("rocksdb.num-files-at-level{level}"))? > 0);
                 }
             }
-            // RocksDB's own test counts one more unflushed memtable too: at `max_write_buffer_number` it stops
-            // writes, and above 3 memtables it delays them one before
-            let unflushed = p("rocksdb.num-immutable-mem-table")? + 1;
-            let m = self.stall.memtables;
-            Ok(runs + 1 >= self.stall.slowdown || unflushed >= m || (m > 3 && unflushed + 1 >= m))
+            let imm = p("rocksdb.num-immutable-mem-table")?;
+            let t = &self.stall;
+            if imm < t.merge && runs < t.compaction {
+                return Ok(false);
+            }
+            let (unflushed, files) = (imm + 1, runs + 1);
+            let stop = unflushed >= t.memtables || files >= t.stop;
+            let delay = (t.memtables > 3 && unflushed + 1 >= t.memtables && unflushed > t.merge)
+                || files >= t.slowdown;
+            Ok(stop || delay)
         }
 
         /// Flushes and compactions running or waiting for a flush (what a settle waits for while it runs).

@@ -153,16 +153,14 @@ pub fn parse_statistics(text: &str) -> BTreeMap<String, f64> {
 
 /// The write-stall trigger of RocksDB settings ([`rocksdb_settings`]'s names).
 pub fn stall_trigger(s: &Value) -> crate::adapters::peers::StallTrigger {
+    let n = |k: &str, default: u64| s.get(k).and_then(Value::as_u64).unwrap_or(default);
     crate::adapters::peers::StallTrigger {
-        slowdown: s
-            .get("level0_slowdown_writes_trigger")
-            .and_then(Value::as_u64)
-            .unwrap_or(20),
+        slowdown: n("level0_slowdown_writes_trigger", 20),
         universal: s.get("compaction_style").and_then(Value::as_str) == Some("universal"),
-        memtables: s
-            .get("max_write_buffer_number")
-            .and_then(Value::as_u64)
-            .unwrap_or(2),
+        memtables: n("max_write_buffer_number", 2),
+        merge: n("min_write_buffer_number_to_merge", 1),
+        compaction: n("level0_file_num_compaction_trigger", 4),
+        stop: n("level0_stop_writes_trigger", 36),
     }
 }
 
