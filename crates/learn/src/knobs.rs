@@ -558,52 +558,18 @@ pub fn rocksdb_settings(space: &KnobSpace, u: &[f64], memory: u64) -> Result<Val
 /// M/8, a block cache of 3M/4 holding the index and filter blocks, 10 Bloom bits a key, 4 KiB blocks, no
 /// compression) with RocksDB's own defaults for everything else, and the point nearest it.
 pub fn rocksdb_defaults(space: &KnobSpace, memory: u64) -> (Vec<f64>, Value) {
-    let settings = serde_json::json!({
-        "write_buffer_size": memory / 8,
-        "max_write_buffer_number": 2,
-        "min_write_buffer_number_to_merge": 1,
-        "bloom_bits_per_key": 10.0,
-        "block_size": 4096,
-        "cache_index_and_filter_blocks": true,
-        "level0_file_num_compaction_trigger": 4,
-        "level0_slowdown_writes_trigger": 20,
-        "level0_stop_writes_trigger": 36,
-        "max_bytes_for_level_base": 256u64 << 20,
-        "max_bytes_for_level_multiplier": 10.0,
-        "target_file_size_base": 64u64 << 20,
-        "target_file_size_multiplier": 1,
-        "num_levels": 7,
-        "compaction_style": "level",
-        "max_background_jobs": 2,
-        "compression": "none",
-        "bloom_locality": 0,
-        "memtable_prefix_bloom_size_ratio": 0.0,
-        "max_open_files": -1,
-        "block_cache_size": memory * 3 / 4,
-    });
-    let raw: Vec<(&str, f64)> = vec![
-        ("memtable_share", 0.25),
-        ("max_write_buffer_number", 2.0),
-        ("min_write_buffer_number_to_merge", 1.0),
-        ("bloom_bits_per_key", 10.0),
-        ("block_size", 0.0),
-        ("cache_index_and_filter_blocks", 1.0),
-        ("level0_file_num_compaction_trigger", 4.0),
-        ("level0_slowdown_extra", 16.0),
-        ("level0_stop_extra", 16.0),
-        ("max_bytes_for_level_base", (256u64 << 20) as f64),
-        ("max_bytes_for_level_multiplier", 10.0),
-        ("target_file_size_base", (64u64 << 20) as f64),
-        ("target_file_size_multiplier", 1.0),
-        ("num_levels", 7.0),
-        ("compaction_style", 0.0),
-        ("max_background_jobs", 2.0),
-        ("compression", 0.0),
-        ("bloom_locality", 0.0),
-        ("memtable_prefix_bloom_size_ratio", 0.0),
-        ("max_open_files", 4096.0),
-    ];
-    (space.encode_all(&raw), settings)
+    leveled_rocksdb(
+        space,
+        Leveled {
+            memtable: memory / 8,
+            share: 0.25,
+            cache: memory * 3 / 4,
+            bits: 10.0,
+            block: 0,
+            base: 256 << 20,
+            multiplier: 10.0,
+        },
+    )
 }
 
 /// A leveled LSM design of our engine in RocksDB's terms (what the peer benchmark's `rocksdb-cosine` runs and
@@ -618,25 +584,57 @@ pub fn rocksdb_from_design(
     memory: u64,
 ) -> (Vec<f64>, Value) {
     let memtable = design.flush_bytes().max(1 << 20);
-    let cache = memory.saturating_sub(2 * memtable).max(1 << 20);
-    let bits = design.filter_bytes as f64 * 8.0 / entries.max(1) as f64;
     let t = design.size_ratio.max(2);
-    let block = ROCKS_BLOCKS
-        .iter()
-        .position(|b| b.parse::<u64>().ok() == Some(design.block_bytes))
-        .unwrap_or(0);
+    leveled_rocksdb(
+        space,
+        Leveled {
+            memtable,
+            share: (2 * memtable) as f64 / memory.max(1) as f64,
+            cache: memory.saturating_sub(2 * memtable).max(1 << 20),
+            bits: design.filter_bytes as f64 * 8.0 / entries.max(1) as f64,
+            block: ROCKS_BLOCKS
+                .iter()
+                .position(|b| b.parse::<u64>().ok() == Some(design.block_bytes))
+                .unwrap_or(0),
+            base: t * memtable,
+            multiplier: t as f64,
+        },
+    )
+}
+
+/// What sets a leveled RocksDB configuration apart from RocksDB's defaults here.
+struct Leveled {
+    /// `write_buffer_size` of each of the two memtables.
+    memtable: u64,
+    /// Both memtables' share of the memory, as the `memtable_share` knob.
+    share: f64,
+    /// `block_cache_size`.
+    cache: u64,
+    /// Bloom bits per key (none below 1).
+    bits: f64,
+    /// Index of the block size in the knob's choices.
+    block: usize,
+    /// `max_bytes_for_level_base`.
+    base: u64,
+    /// `max_bytes_for_level_multiplier`.
+    multiplier: f64,
+}
+
+/// The settings of a leveled configuration (two memtables, level style, no compression, RocksDB's defaults
+/// for the other knobs) and the point of `space` nearest it.
+fn leveled_rocksdb(space: &KnobSpace, l: Leveled) -> (Vec<f64>, Value) {
     let settings = serde_json::json!({
-        "write_buffer_size": memtable,
+        "write_buffer_size": l.memtable,
         "max_write_buffer_number": 2,
         "min_write_buffer_number_to_merge": 1,
-        "bloom_bits_per_key": if bits < 1.0 { 0.0 } else { bits },
-        "block_size": ROCKS_BLOCKS[block].parse::<u64>().unwrap_or(4096),
+        "bloom_bits_per_key": if l.bits < 1.0 { 0.0 } else { l.bits },
+        "block_size": ROCKS_BLOCKS[l.block].parse::<u64>().unwrap_or(4096),
         "cache_index_and_filter_blocks": true,
         "level0_file_num_compaction_trigger": 4,
         "level0_slowdown_writes_trigger": 20,
         "level0_stop_writes_trigger": 36,
-        "max_bytes_for_level_base": t * memtable,
-        "max_bytes_for_level_multiplier": t as f64,
+        "max_bytes_for_level_base": l.base,
+        "max_bytes_for_level_multiplier": l.multiplier,
         "target_file_size_base": 64u64 << 20,
         "target_file_size_multiplier": 1,
         "num_levels": 7,
@@ -646,23 +644,20 @@ pub fn rocksdb_from_design(
         "bloom_locality": 0,
         "memtable_prefix_bloom_size_ratio": 0.0,
         "max_open_files": -1,
-        "block_cache_size": cache,
+        "block_cache_size": l.cache,
     });
     let raw: Vec<(&str, f64)> = vec![
-        (
-            "memtable_share",
-            (2 * memtable) as f64 / memory.max(1) as f64,
-        ),
+        ("memtable_share", l.share),
         ("max_write_buffer_number", 2.0),
         ("min_write_buffer_number_to_merge", 1.0),
-        ("bloom_bits_per_key", bits),
-        ("block_size", block as f64),
+        ("bloom_bits_per_key", l.bits),
+        ("block_size", l.block as f64),
         ("cache_index_and_filter_blocks", 1.0),
         ("level0_file_num_compaction_trigger", 4.0),
         ("level0_slowdown_extra", 16.0),
         ("level0_stop_extra", 16.0),
-        ("max_bytes_for_level_base", (t * memtable) as f64),
-        ("max_bytes_for_level_multiplier", t as f64),
+        ("max_bytes_for_level_base", l.base as f64),
+        ("max_bytes_for_level_multiplier", l.multiplier),
         ("target_file_size_base", (64u64 << 20) as f64),
         ("target_file_size_multiplier", 1.0),
         ("num_levels", 7.0),
