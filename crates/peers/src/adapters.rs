@@ -233,7 +233,8 @@ pub(crate) mod peers {
     }
 
     /// When RocksDB stops or slows writes: its memtable limit and level-0 triggers, level 0 counted in files
-    /// (level style) or sorted runs (universal style).
+    /// (level style) or sorted runs (universal style). The default is RocksDB's own, with the two memtables
+    /// the peer benchmark's options set.
     #[derive(Clone, Copy, Debug)]
     pub struct StallTrigger {
         /// `level0_slowdown_writes_trigger`.
@@ -248,6 +249,19 @@ pub(crate) mod peers {
         pub compaction: u64,
         /// `level0_stop_writes_trigger`.
         pub stop: u64,
+    }
+
+    impl Default for StallTrigger {
+        fn default() -> Self {
+            StallTrigger {
+                slowdown: 20,
+                universal: false,
+                memtables: 2,
+                merge: 1,
+                compaction: 4,
+                stop: 36,
+            }
+        }
     }
 
     fn rocks_options(
@@ -309,14 +323,7 @@ pub(crate) mod peers {
                 stripes: Stripes::new(),
                 write,
                 opts,
-                stall: StallTrigger {
-                    slowdown: 20,
-                    universal: false,
-                    memtables: 2,
-                    merge: 1,
-                    compaction: 4,
-                    stop: 36,
-                },
+                stall: StallTrigger::default(),
             })
         }
 
@@ -384,9 +391,7 @@ pub(crate) mod peers {
         /// memtable before the limit above 3 memtables, with more than the merge count unflushed; the
         /// slowdown trigger).
         fn flush_would_stall(&self) -> StoreResult<bool> {
-            let p = |name: &str| -> StoreResult<u64> {
-                Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
-            };
+            let p = |name: &str| self.int_property(name);
             let mut runs = p("rocksdb.num-files-at-level0")?;
             if self.stall.universal {
                 // (levels past the configured `num_levels` report no files; the knob space's widest is 8)
@@ -406,20 +411,21 @@ pub(crate) mod peers {
             Ok(stop || delay)
         }
 
+        /// An integer property (0 where RocksDB reports none), its error a store error.
+        fn int_property(&self, name: &str) -> StoreResult<u64> {
+            Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
+        }
+
         /// Flushes and compactions running or waiting for a flush (what a settle waits for while it runs).
         fn busy(&self) -> StoreResult<u64> {
-            let p = |name: &str| -> StoreResult<u64> {
-                Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
-            };
+            let p = |name: &str| self.int_property(name);
             Ok(p("rocksdb.num-running-compactions")?
                 + p("rocksdb.num-running-flushes")?
                 + p("rocksdb.mem-table-flush-pending")?)
         }
 
         fn pending(&self) -> StoreResult<u64> {
-            let p = |name: &str| -> StoreResult<u64> {
-                Ok(self.db.property_int_value(name).map_err(e)?.unwrap_or(0))
-            };
+            let p = |name: &str| self.int_property(name);
             Ok(p("rocksdb.compaction-pending")?
                 + p("rocksdb.num-running-compactions")?
                 + p("rocksdb.num-running-flushes")?

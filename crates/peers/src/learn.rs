@@ -153,14 +153,15 @@ pub fn parse_statistics(text: &str) -> BTreeMap<String, f64> {
 
 /// The write-stall trigger of RocksDB settings ([`rocksdb_settings`]'s names).
 pub fn stall_trigger(s: &Value) -> crate::adapters::peers::StallTrigger {
+    let d = crate::adapters::peers::StallTrigger::default();
     let n = |k: &str, default: u64| s.get(k).and_then(Value::as_u64).unwrap_or(default);
     crate::adapters::peers::StallTrigger {
-        slowdown: n("level0_slowdown_writes_trigger", 20),
+        slowdown: n("level0_slowdown_writes_trigger", d.slowdown),
         universal: s.get("compaction_style").and_then(Value::as_str) == Some("universal"),
-        memtables: n("max_write_buffer_number", 2),
-        merge: n("min_write_buffer_number_to_merge", 1),
-        compaction: n("level0_file_num_compaction_trigger", 4),
-        stop: n("level0_stop_writes_trigger", 36),
+        memtables: n("max_write_buffer_number", d.memtables),
+        merge: n("min_write_buffer_number_to_merge", d.merge),
+        compaction: n("level0_file_num_compaction_trigger", d.compaction),
+        stop: n("level0_stop_writes_trigger", d.stop),
     }
 }
 
