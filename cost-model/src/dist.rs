@@ -148,12 +148,19 @@ struct Tree {
     b: f64,
     l: u32,
     y: u32,
+    /// Levels 1..=k_levels hold K runs, the deeper ones Z: every level above the last when Y = 0; with
+    /// Y ≥ 1 the hot levels, as the engine's planner runs them (Table 2's L − Y − 1 with
+    /// `last_hot_level_holds_z`)
+    k_levels: u32,
     /// runs per level
     runs: Vec<f64>,
     /// entries per run (0 for internal cold levels)
     run_entries: Vec<f64>,
     /// entries per run that decide α (what a lookup finds there): the steady state's average fill
     alpha_entries: Vec<f64>,
+    /// writes whose keys a run holds, which decide α (a key is in the run if one of them wrote it): the run's
+    /// entries, except in a leveled level that its distinct keys cannot fill, which holds every key written
+    alpha_writes: Vec<f64>,
     /// extra I/Os of probing a run of the level: 1 where its fences are on disk (fixed model), else 0
     index_cost: Vec<f64>,
     /// FPR per level (1 where there is no filter)
@@ -171,6 +178,15 @@ impl Tree {
     /// h = L − Y: index of the last hot level (0 when every level is cold).
     fn last_hot(&self) -> u32 {
         self.l - self.y
+    }
+
+    /// The runs level `i` may hold: K on the levels above the last that hold K, Z below.
+    fn limit(&self, i: usize) -> f64 {
+        if i <= self.k_levels as usize {
+            self.k
+        } else {
+            self.z
+        }
     }
 
     /// The cold share of run `r` (1-based, newest first) of level `i`.
@@ -331,10 +347,15 @@ fn build_tree(
         y = l;
     }
     let h = l - y;
+    let k_levels = if y == 0 || quirks.last_hot_level_holds_z {
+        h.saturating_sub(1)
+    } else {
+        h
+    };
     let mut runs = vec![1.0; l as usize + 1];
     let mut run_entries = vec![eb; l as usize + 1];
     for i in 1..=l {
-        let hot = i < h; // levels 1..=h−1 hold K runs
+        let hot = i <= k_levels; // levels 1..=k_levels hold K runs
         runs[i as usize] = if hot { k } else { z };
         run_entries[i as usize] = if hot {
             eb * t.powi(i as i32) / k
@@ -380,7 +401,7 @@ fn build_tree(
     } else {
         let groups: Vec<RunGroup> = (1..=h)
             .map(|i| {
-                let runs_i = if i < h { k } else { z };
+                let runs_i = if i <= k_levels { k } else { z };
                 let data = shape.effective_entries * layout::data_share(i, l, t);
                 RunGroup {
                     entries: data / runs_i,
@@ -403,8 +424,10 @@ fn build_tree(
             b: shape.entries_per_block,
             l,
             y,
+            k_levels,
             runs,
             run_entries,
+            alpha_writes: alpha_entries.clone(),
             alpha_entries,
             index_cost,
             resident: Vec::new(),
@@ -582,12 +605,11 @@ fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64) {
     if l == 0 {
         return;
     }
-    let h = tree.last_hot() as usize;
     // entries of one run arriving at the level: a flush at level 1
     let mut arriving = tree.eb;
     let mut above = 0.0;
     for i in 1..l {
-        let limit = if i < h { tree.k } else { tree.z };
+        let limit = tree.limit(i);
         let capacity = tree.eb * tree.t.powi(i as i32) * fill;
         if limit > 1.0 {
             let n = limit.min((capacity / arriving).ceil()).max(1.0);
@@ -606,6 +628,88 @@ fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64) {
         tree.runs[l] = runs;
         tree.run_entries[l] = last / runs;
         tree.alpha_entries[l] = last / runs;
+    }
+}
+
+/// The writes whose keys each run holds, which decide α (a key is in the run if one of them wrote it), as
+/// [`cycle_runs`] (`cycled`) or [`steady_state`] shaped the runs: a flush holds the distinct keys of the writes
+/// that reach its entries, a tiered level's run is one arrival from above (the writes of the runs merged into
+/// it), and a leveled level's run holds half the writes between its pushes on average. Under skewed writes
+/// these are more writes than the run has entries, so a hot key is more often in a recent run.
+///
+/// `base` is level 1's push size over T in entries, as the write cost computes it (`write_levels`), so the
+/// two share their solutions of `writes_to_fill`.
+fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
+    let l = tree.l as usize;
+    let to_fill = |n: f64| writes_to_fill(parts, n).map(|w| w.max(n));
+    // (a run holding every key the writes reach, or more, keeps its entries: the key is there either way)
+    let by_entries = |tree: &mut Tree, i: usize| {
+        tree.alpha_writes[i] = to_fill(tree.alpha_entries[i]).unwrap_or(tree.alpha_entries[i]);
+    };
+    let Some(flush) = to_fill(tree.eb) else {
+        tree.alpha_writes = tree.alpha_entries.clone();
+        return;
+    };
+    tree.alpha_writes[0] = if tree.alpha_entries[0] > 0.0 {
+        flush / 2.0
+    } else {
+        0.0
+    };
+    if !cycled {
+        for i in 1..=l {
+            by_entries(tree, i);
+        }
+        return;
+    }
+    // entries and writes of one run arriving at the level, as `cycle_runs` walks it
+    let (mut arriving, mut arriving_writes) = (tree.eb, flush);
+    for i in 1..l {
+        let capacity = base * tree.t.powi(i as i32);
+        if tree.limit(i) > 1.0 {
+            let n = tree.limit(i).min((capacity / arriving).ceil()).max(1.0);
+            tree.alpha_writes[i] = arriving_writes;
+            arriving *= n;
+            arriving_writes *= n;
+        } else if let Some(push) = to_fill(capacity) {
+            tree.alpha_writes[i] = push / 2.0;
+            (arriving, arriving_writes) = (capacity, push);
+        } else {
+            // the keys cannot fill it: it holds its entries' writes, and nothing comes below
+            for j in i..=l {
+                by_entries(tree, j);
+            }
+            return;
+        }
+    }
+    // the last level's runs are one arrival each (a larger one holds merged arrivals: its entries'); a
+    // leveled last level holds what the levels above do not, the keys not written lately, which its entries
+    // price as well (it answers nearly every lookup that reaches it either way)
+    if l >= 1 && tree.z > 1.0 {
+        if tree.alpha_entries[l] <= arriving * 1.5 {
+            tree.alpha_writes[l] = arriving_writes;
+        } else {
+            by_entries(tree, l);
+        }
+    }
+}
+
+/// A leveled level above the last whose distinct keys cannot reach θ of its capacity is never pushed down
+/// (the engine's planner pushes a level by its bytes, and merging a leveled level keeps one version of each
+/// key): it grows to every key the writes reach and keeps them, so a lookup of a key written since the tree
+/// grew that deep ends there, and the levels below it hold what came down before (the load's data). Its run
+/// holds the distinct keys of all `written` writes. The first such level ends the walk: nothing reaches the
+/// levels under it any more.
+fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) {
+    let l = tree.l as usize;
+    let distinct = distinct_after(parts, written);
+    for i in 1..l {
+        let capacity = tree.eb * tree.t.powi(i as i32) * fill;
+        if tree.runs[i] <= 1.0 && distinct < capacity && written > 0.0 {
+            tree.runs[i] = 1.0;
+            tree.alpha_entries[i] = distinct.max(tree.alpha_entries[i]);
+            tree.alpha_writes[i] = written.max(tree.alpha_writes[i]);
+            return;
+        }
     }
 }
 
@@ -716,7 +820,7 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
     // e^{ln ā} − 1, e^{R ln ā} − 1 over its R whole runs, and e^{runs ln ā}: the chance the key is in none of
     // its runs (from the second when the runs are whole)
     for i in 0..=l {
-        la[i] = KeySpace::ln_not_alpha(part, tree.alpha_entries[i]);
+        la[i] = KeySpace::ln_not_alpha(part, tree.alpha_writes[i]);
         if i >= 1 {
             let runs = tree.runs[i];
             let whole = runs.trunc();
@@ -943,6 +1047,31 @@ fn write_levels(design: &Design, l: u32, h: u32, entry_bytes: f64) -> Vec<WriteL
         .collect()
 }
 
+/// The distinct keys a level holds on average while `written` writes fill it from empty: the mean of
+/// `distinct_after` over the writes (Simpson's rule on 8 intervals of the smooth, concave curve; skewed writes
+/// reach most of their keys early, so this is well above half the distinct keys of all of them).
+fn mean_distinct(parts: &[KeyPart], written: f64) -> f64 {
+    if written <= 0.0 {
+        return 0.0;
+    }
+    const STEPS: usize = 8;
+    let h = written / STEPS as f64;
+    // (distinct_after(0) = 0)
+    let sum: f64 = (1..=STEPS)
+        .map(|j| {
+            let weight = if j == STEPS {
+                1.0
+            } else if j % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            weight * distinct_after(parts, h * j as f64)
+        })
+        .sum();
+    sum * h / 3.0 / written
+}
+
 /// Blocks our engine reads and writes in flushes and compactions per write (the fixed model's σ_p), for a tree
 /// whose levels are `levels`, over `stored` entries (the distinct keys and the versions a tiered last level
 /// keeps), after `written` writes, with flushes of `eb` entries and `b` entries a block.
@@ -993,8 +1122,9 @@ fn engine_write_cost(
             } else if pushes.is_some() {
                 lv.push_at / 2.0
             } else {
-                // never pushed: the level grows to the distinct keys written, from empty
-                lv.push_at.min(distinct_after(parts, written)) / 2.0
+                // never pushed: the level grows to the distinct keys written, from empty; on average over the
+                // writes it holds the distinct keys of a share of them, which skewed writes reach early
+                lv.push_at.min(mean_distinct(parts, written))
             };
             entries += if into_partial {
                 // file by file: each entry moved reads and rewrites its share of the overlapping files
@@ -1599,6 +1729,114 @@ fn integral(f: impl Fn(f64) -> f64, a: f64, b: f64) -> f64 {
         * step
 }
 
+impl DistributionAware {
+    /// The tree a tree-shaped (not LSH) design holds in the model's steady state: levels of runs over the
+    /// distinct keys and the versions a tiered last level keeps, each run's entries, and which runs keep their
+    /// fences and filters in memory. Returns it with the stored data's shape and the filter and fence memory.
+    fn shaped_tree(
+        &self,
+        design: &Design,
+        workload: &Workload,
+        shape: &DataShape,
+        parts: &[KeyPart],
+    ) -> (Tree, DataShape, f64, f64) {
+        let q = &self.quirks;
+        let btree_hint = design.filter_bytes == 0;
+        // the entries the tree stores: the distinct keys, and the versions a tiered last level keeps
+        let mut stored = *shape;
+        if !q.distinct_keys_only {
+            stored.effective_entries += retained_versions(design, workload, shape, parts, q);
+        }
+        let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &stored, q, btree_hint);
+        if !q.full_buffer {
+            let fill = if q.merge_threshold_ignored {
+                1.0
+            } else {
+                design.merge_threshold.clamp(0.01, 1.0)
+            };
+            steady_state(&mut tree, writes(workload), stored.effective_entries, fill);
+            if !q.tiered_levels_full_of_runs {
+                cycle_runs(&mut tree, stored.effective_entries, fill);
+            }
+            if !q.entries_as_writes && writes(workload) {
+                let base = design.level_base_bytes() / stored.entry_bytes;
+                run_writes(&mut tree, parts, base, !q.tiered_levels_full_of_runs);
+            } else {
+                tree.alpha_writes = tree.alpha_entries.clone();
+            }
+            if !q.levels_always_fill && writes(workload) {
+                never_pushed(&mut tree, parts, written(workload), fill);
+            }
+        }
+        if !q.monkey_over_nominal_levels && !q.closed_form_fpr && !q.full_buffer {
+            refilter(&mut tree, filter_bytes);
+        }
+        residency(
+            &mut tree,
+            fence_bytes,
+            filter_bytes,
+            &stored,
+            q,
+            writes(workload),
+        );
+        (tree, stored, filter_bytes, fence_bytes)
+    }
+
+    /// The levels the model prices `design` as holding under `workload` (a tree-shaped design; an LSH design,
+    /// which the model prices as its log's levels, returns `None`): per level its runs, the entries of a run
+    /// a lookup meets, how many runs keep their fences in memory, and the false-positive rate of a resident
+    /// run's filter. `cosine validate` prints it beside the engine's tree.
+    pub fn explain(
+        &self,
+        design: &Design,
+        workload: &Workload,
+    ) -> Result<Option<Vec<ModelLevel>>, ModelError> {
+        design.validate()?;
+        workload.validate()?;
+        let keys = KeySpace::from_workload(workload);
+        let shape = data_shape(design, workload, &keys, &self.quirks);
+        let lsh = if self.quirks.lsh_calibrated {
+            design.filter_bytes == 0 && design.size_ratio as f64 > shape.entries_per_block
+        } else {
+            design.runs_as_lsh()
+        };
+        if lsh {
+            return Ok(None);
+        }
+        let parts = keys.parts_cow();
+        let (tree, _, _, _) = self.shaped_tree(design, workload, &shape, &parts);
+        Ok(Some(
+            (1..=tree.l as usize)
+                .map(|i| ModelLevel {
+                    level: i as u32,
+                    hot: i as u32 <= tree.last_hot(),
+                    runs: tree.runs[i],
+                    entries_per_run: tree.alpha_entries[i],
+                    resident_runs: tree.resident[i].min(tree.runs[i]),
+                    fpr: tree.hot_fpr[i],
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// One level of the tree the model prices (see [`DistributionAware::explain`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ModelLevel {
+    /// 1-based level.
+    pub level: u32,
+    /// Whether the level is one of the L − Y hot levels.
+    pub hot: bool,
+    /// Runs a lookup meets there (the steady state's average).
+    pub runs: f64,
+    /// Entries of one of those runs.
+    pub entries_per_run: f64,
+    /// Runs whose fences (and filters) are in memory.
+    pub resident_runs: f64,
+    /// False-positive rate of a resident run's filter (1 without filters).
+    pub fpr: f64,
+}
+
 /// The data shape of a workload for a design's block size.
 pub fn data_shape(
     design: &Design,
@@ -1658,36 +1896,9 @@ impl DistributionAware {
         if lsh {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
-        let btree_hint = design.filter_bytes == 0;
         let parts = keys.parts_cow();
-        // the entries the tree stores: the distinct keys, and the versions a tiered last level keeps
-        let mut stored = shape;
-        if !q.distinct_keys_only {
-            stored.effective_entries += retained_versions(design, workload, &shape, &parts, q);
-        }
-        let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &stored, q, btree_hint);
-        if !q.full_buffer {
-            let fill = if q.merge_threshold_ignored {
-                1.0
-            } else {
-                design.merge_threshold.clamp(0.01, 1.0)
-            };
-            steady_state(&mut tree, writes(workload), stored.effective_entries, fill);
-            if !q.tiered_levels_full_of_runs {
-                cycle_runs(&mut tree, stored.effective_entries, fill);
-            }
-        }
-        if !q.monkey_over_nominal_levels && !q.closed_form_fpr && !q.full_buffer {
-            refilter(&mut tree, filter_bytes);
-        }
-        residency(
-            &mut tree,
-            fence_bytes,
-            filter_bytes,
-            &stored,
-            q,
-            writes(workload),
-        );
+        let (tree, stored, filter_bytes, fence_bytes) =
+            self.shaped_tree(design, workload, &shape, &parts);
         let class = match DesignClass::classify(
             filter_bytes.round() as u64,
             tree.y,
@@ -2408,6 +2619,131 @@ mod tests {
         let mut d = Design::lsh_like(652_576, 396_000);
         d.block_bytes = 4096;
         (w, d)
+    }
+
+    /// YCSB-A over `records` keys after `writes` updates, as `cosine validate` prices it, and the hybrid
+    /// design of filters over a tiered cold level (K = 1, Z = T − 1, full compaction on the first two
+    /// levels) that the search picks for it, with `buffer`, `filters` and `fences` bytes.
+    fn validated_hybrid(
+        records: u64,
+        writes: u64,
+        t: u64,
+        buffer: u64,
+        filters: u64,
+        fences: u64,
+    ) -> (Workload, Design) {
+        let (mut w, _) = validated_lsh();
+        w.entries = records;
+        w.writes = KeyDistribution::Zipfian {
+            theta: 0.99,
+            universe: Some(records),
+            items: Some(10_000_000_000),
+        };
+        w.reads = w.writes.clone();
+        w.operations = 2 * writes;
+        let mut d = Design::rocksdb_like(buffer, filters, fences);
+        d.block_bytes = 4096;
+        d.size_ratio = t;
+        d.hot_runs = 1;
+        d.cold_runs = t - 1;
+        d.compaction = Compaction::Hybrid;
+        d.full_compaction_levels = 2;
+        (w, d)
+    }
+
+    fn explain_with(quirks: ReferenceQuirks, d: &Design, w: &Workload) -> Vec<ModelLevel> {
+        DistributionAware {
+            quirks,
+            ..Default::default()
+        }
+        .explain(d, w)
+        .unwrap()
+        .expect("a tree-shaped design")
+    }
+
+    #[test]
+    fn a_leveled_level_its_keys_cannot_fill_keeps_every_key_written() {
+        // A development cell of `cosine validate --held-out` (seed 2, the search's 2 MiB pick over 20,000
+        // records, T = 32): level 1 holds 32 flushes of 867 entries, more than the 20,000 keys, so it is never
+        // pushed down and the engine's level 1 held 19,972 keys after 200,000 updates; lookups end there
+        // (0.88 blocks measured, 0.83 priced; 1.29 priced as a half-full level 1 above the versions below).
+        let (w, d) = validated_hybrid(20_000, 200_000, 32, 1_815_347, 61_805, 220_000);
+        let fixed = explain_with(ReferenceQuirks::NONE, &d, &w);
+        assert_eq!(fixed[0].runs, 1.0);
+        assert!(fixed[0].entries_per_run > 19_000.0, "{fixed:?}");
+        let filling = ReferenceQuirks {
+            levels_always_fill: true,
+            ..ReferenceQuirks::NONE
+        };
+        let half = explain_with(filling, &d, &w);
+        assert!(half[0].entries_per_run < 15_000.0, "{half:?}");
+        let lookup = eval(&d, &w).per_op.lookup;
+        let quirked = eval_with(filling, &d, &w).per_op.lookup;
+        assert!(lookup < 0.9 * quirked, "{lookup} {quirked}");
+    }
+
+    #[test]
+    fn the_last_hot_level_holds_k_runs_above_cold_ones() {
+        // A development cell (seed 2, the search's 8 MiB pick over 40,000 records, T = 16): M_FP holds level
+        // 1's fences, not level 2's versions, so Y = 1. The engine runs its hot level 1 leveled (K = 1): one
+        // run of 655 entries, level 2 four runs. Table 2 gives the last hot level Z runs: 6 runs of a flush
+        // each, priced at 2.58 blocks a lookup against 0.94 measured (0.89 priced now).
+        let (w, d) = validated_hybrid(40_000, 400_000, 16, 6_165_627, 105_260, 440_000);
+        let fixed = explain_with(ReferenceQuirks::NONE, &d, &w);
+        assert_eq!(fixed.len(), 2);
+        assert!(fixed[0].hot && !fixed[1].hot, "{fixed:?}");
+        assert_eq!(fixed[0].runs, 1.0);
+        let table2 = explain_with(
+            ReferenceQuirks {
+                last_hot_level_holds_z: true,
+                ..ReferenceQuirks::NONE
+            },
+            &d,
+            &w,
+        );
+        assert!(table2[0].runs > 3.0, "{table2:?}");
+    }
+
+    #[test]
+    fn a_run_holds_the_keys_of_more_writes_than_its_entries_under_skew() {
+        // Under zipfian updates a run of n distinct keys gathered more than n writes, so the hot keys are in
+        // the newest runs more often than n writes would put them there: the same tree, priced lookups lower.
+        let (w, mut d) = validated_hybrid(40_000, 400_000, 32, 1_380_188, 67_249, 440_000);
+        d.hot_runs = 31;
+        let fixed = eval(&d, &w).per_op.lookup;
+        let as_entries = eval_with(
+            ReferenceQuirks {
+                entries_as_writes: true,
+                ..ReferenceQuirks::NONE
+            },
+            &d,
+            &w,
+        )
+        .per_op
+        .lookup;
+        assert!(fixed < 0.9 * as_entries, "{fixed} {as_entries}");
+        // uniform writes: a run of n keys out of many more is n writes either way
+        let mut u = w.clone();
+        u.entries = 10_000_000;
+        u.writes = KeyDistribution::Uniform {
+            universe: Some(10_000_000),
+        };
+        u.reads = u.writes.clone();
+        let fixed = eval(&d, &u).per_op.lookup;
+        let as_entries = eval_with(
+            ReferenceQuirks {
+                entries_as_writes: true,
+                ..ReferenceQuirks::NONE
+            },
+            &d,
+            &u,
+        )
+        .per_op
+        .lookup;
+        assert!(
+            (fixed - as_entries).abs() < 0.02 * as_entries,
+            "{fixed} {as_entries}"
+        );
     }
 
     #[test]

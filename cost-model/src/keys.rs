@@ -418,6 +418,14 @@ pub fn coupon_collector(u: f64, n: f64) -> f64 {
 /// Σ_j U_j (1 − (1 − p_j/U_j)^w) = n (the k-partition generalisation of the coupon collector); None if
 /// the universe has fewer than `n` keys that writes can reach.
 pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
+    let mut out = [None];
+    writes_to_fill_each(parts, &[n], &mut out);
+    out[0]
+}
+
+/// [`writes_to_fill`] for each of `ns` into `out` (of the same length), finding the key space's solutions
+/// once for all of them (a model pricing a tree asks for one per level).
+pub fn writes_to_fill_each(parts: &[KeyPart], ns: &[f64], out: &mut [Option<f64>]) {
     FILLS.with(|cell| {
         let mut spaces = cell.borrow_mut();
         match spaces.iter().position(|(p, _)| p.as_slice() == parts) {
@@ -432,15 +440,19 @@ pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
             }
         }
         let solved = &mut spaces[0].1;
-        if let Some(&w) = solved.get(&n.to_bits()) {
-            return w;
+        for (&n, w) in ns.iter().zip(out.iter_mut()) {
+            *w = match solved.get(&n.to_bits()) {
+                Some(&w) => w,
+                None => {
+                    let w = solve_writes_to_fill(parts, n);
+                    if solved.len() >= FILL_SOLUTIONS {
+                        solved.clear();
+                    }
+                    solved.insert(n.to_bits(), w);
+                    w
+                }
+            };
         }
-        let w = solve_writes_to_fill(parts, n);
-        if solved.len() >= FILL_SOLUTIONS {
-            solved.clear();
-        }
-        solved.insert(n.to_bits(), w);
-        w
     })
 }
 

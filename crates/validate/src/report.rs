@@ -240,6 +240,11 @@ pub fn compare(c: &Case, m: &Measured) -> Value {
         (!costs.is_empty()).then(|| costs.iter().map(f).sum::<f64>() / costs.len() as f64)
     };
     let cost = costs.first();
+    // the tree the model prices at the run's end, beside the engine's tree at the run's end
+    let model_tree = model
+        .explain(design, &at(warm_up + m.run_writes as f64))
+        .ok()
+        .flatten();
     let predicted = mean(&|c| c.per_operation).unwrap_or(f64::NAN);
     // the same comparison per operation type: read-path blocks of reads and scans, and the flush and
     // compaction I/O per write
@@ -262,6 +267,7 @@ pub fn compare(c: &Case, m: &Measured) -> Value {
         "lookup": pair(mean(&|c| c.per_op.lookup).filter(|_| m.lookup.is_some()), m.lookup),
         "scan": pair(mean(&|c| c.scan).filter(|_| m.scan.is_some()), m.scan),
         "write": pair(predicted_write, m.write),
+        "model_tree": model_tree,
     })
 }
 
