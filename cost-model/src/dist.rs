@@ -706,8 +706,8 @@ fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) {
         let capacity = tree.eb * tree.t.powi(i as i32) * fill;
         if tree.runs[i] <= 1.0 && distinct < capacity && written > 0.0 {
             tree.runs[i] = 1.0;
-            tree.alpha_entries[i] = distinct.max(tree.alpha_entries[i]);
-            tree.alpha_writes[i] = written.max(tree.alpha_writes[i]);
+            tree.alpha_entries[i] = distinct;
+            tree.alpha_writes[i] = written;
             return;
         }
     }
