@@ -38,7 +38,8 @@
 
 use crate::bloom::{self, RunGroup};
 use crate::keys::{
-    coupon_collector, distinct_after, exp_or_zero, harmonic, writes_to_fill, KeyPart, KeySpace,
+    coupon_collector, distinct_after, exp_or_zero, harmonic, writes_to_fill, AlphaForm, KeyPart,
+    KeySpace,
 };
 use crate::layout::{self, DataShape};
 use crate::quirks::ReferenceQuirks;
@@ -684,12 +685,15 @@ fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
     // the last level's runs are one arrival each (a larger one holds merged arrivals: its entries'); a
     // leveled last level holds what the levels above do not, the keys not written lately, which its entries
     // price as well (it answers nearly every lookup that reaches it either way)
-    if l >= 1 && tree.z > 1.0 {
-        if tree.alpha_entries[l] <= arriving * 1.5 {
-            tree.alpha_writes[l] = arriving_writes;
+    if l >= 1 {
+        tree.alpha_writes[l] = if tree.z > 1.0 && tree.alpha_entries[l] <= arriving * 1.5 {
+            // (a run a little larger than one arrival: that arrival's writes, scaled to its entries)
+            arriving_writes * (tree.alpha_entries[l] / arriving).max(1.0)
+        } else if tree.z > 1.0 {
+            to_fill(tree.alpha_entries[l]).unwrap_or(tree.alpha_entries[l])
         } else {
-            by_entries(tree, l);
-        }
+            tree.alpha_entries[l]
+        };
     }
 }
 
@@ -701,10 +705,15 @@ fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
 /// levels under it any more.
 fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) {
     let l = tree.l as usize;
-    let distinct = distinct_after(parts, written);
+    if written <= 0.0 {
+        return;
+    }
     for i in 1..l {
+        // a leveled level (a tiered one is pushed by its runs) whose push size the writes' keys cannot reach,
+        // as the write cost decides it (`engine_write_cost`)
         let capacity = tree.eb * tree.t.powi(i as i32) * fill;
-        if tree.runs[i] <= 1.0 && distinct < capacity && written > 0.0 {
+        if tree.limit(i) <= 1.0 && writes_to_fill(parts, capacity).is_none() {
+            let distinct = distinct_after(parts, written);
             tree.runs[i] = 1.0;
             tree.alpha_entries[i] = distinct;
             tree.alpha_writes[i] = written;
@@ -820,7 +829,12 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
     // e^{ln ā} − 1, e^{R ln ā} − 1 over its R whole runs, and e^{runs ln ā}: the chance the key is in none of
     // its runs (from the second when the runs are whole)
     for i in 0..=l {
-        la[i] = KeySpace::ln_not_alpha(part, tree.alpha_writes[i]);
+        // (the linear form, α = put·n/U, counts the run's distinct keys; the exact one the writes it gathered)
+        let n = match part.alpha {
+            AlphaForm::Linear => tree.alpha_entries[i],
+            AlphaForm::Exact => tree.alpha_writes[i],
+        };
+        la[i] = KeySpace::ln_not_alpha(part, n);
         if i >= 1 {
             let runs = tree.runs[i];
             let whole = runs.trunc();
@@ -1093,6 +1107,7 @@ fn engine_write_cost(
     parts: &[KeyPart],
     stored: f64,
     written: f64,
+    half_of_written: bool,
 ) -> f64 {
     let fill = |n: f64| writes_to_fill(parts, n);
     // writes per flush; a buffer whose key space never fills it never flushes
@@ -1121,6 +1136,9 @@ fn engine_write_cost(
                 lv.push_at
             } else if pushes.is_some() {
                 lv.push_at / 2.0
+            } else if half_of_written {
+                // never pushed, priced as half the distinct keys of all the writes
+                lv.push_at.min(distinct_after(parts, written)) / 2.0
             } else {
                 // never pushed: the level grows to the distinct keys written, from empty; on average over the
                 // writes it holds the distinct keys of a share of them, which skewed writes reach early
@@ -1358,6 +1376,7 @@ impl DistributionAware {
                     &parts,
                     ages.versions(),
                     written(workload),
+                    q.levels_always_fill,
                 )
             };
             let insert = if q.table2_write_cost { insert } else { write };
@@ -2019,6 +2038,7 @@ impl DistributionAware {
                 &parts,
                 stored.effective_entries,
                 written(workload),
+                q.levels_always_fill,
             )
         };
         let filtered = filter_bytes > 0.0;
@@ -2688,6 +2708,12 @@ mod tests {
         let lookup = eval(&d, &w).per_op.lookup;
         let quirked = eval_with(filling, &d, &w).per_op.lookup;
         assert!(lookup < 0.9 * quirked, "{lookup} {quirked}");
+        // each flush rewrites the level: on average over the writes it holds the distinct keys of a share of
+        // them, which skewed writes reach early, well above half of all of theirs (the development sets
+        // measured 5.2-5.9 blocks a write on the search's design; 6.8 priced so, 4.7 as half)
+        let write = eval(&d, &w).per_op.blind_update;
+        let half = eval_with(filling, &d, &w).per_op.blind_update;
+        assert!(write > 1.2 * half, "{write} {half}");
     }
 
     #[test]
@@ -2730,13 +2756,17 @@ mod tests {
         .per_op
         .lookup;
         assert!(fixed < 0.9 * as_entries, "{fixed} {as_entries}");
-        // uniform writes: a run of n keys out of many more is n writes either way
+        // uniform writes: α of the linear form counts a run's distinct keys, whatever writes gathered them (a
+        // key space small enough that the runs hold a real share of it, where the two differ)
         let mut u = w.clone();
-        u.entries = 10_000_000;
+        u.entries = 100_000;
         u.writes = KeyDistribution::Uniform {
-            universe: Some(10_000_000),
+            universe: Some(100_000),
         };
         u.reads = u.writes.clone();
+        d.size_ratio = 10;
+        d.hot_runs = 9;
+        d.cold_runs = 9;
         let fixed = eval(&d, &u).per_op.lookup;
         let as_entries = eval_with(
             ReferenceQuirks {
@@ -2782,7 +2812,11 @@ mod tests {
         )
         .per_op
         .lookup;
-        assert!(fixed > 2.0 && quirked < 1.5, "{fixed} {quirked}");
+        // (4.14 priced now: within a fifth of what the engine measured)
+        assert!(
+            (fixed - 3.68).abs() < 0.2 * 3.68 && quirked < 1.5,
+            "{fixed} {quirked}"
+        );
     }
 
     #[test]

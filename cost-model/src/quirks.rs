@@ -121,9 +121,10 @@ pub struct ReferenceQuirks {
     /// `cosine validate --held-out` on development seeds: hybrid designs of K = 1, Z = T − 1 priced their last
     /// hot level as up to Z flushed runs, 2.58 blocks a lookup against 0.94 measured, the engine holding one).
     pub last_hot_level_holds_z: bool,
-    /// Every level above the last is pushed down once it holds θ of its capacity. Fixed: a leveled level whose
-    /// capacity the distinct keys cannot fill is never pushed, keeps every key written, and answers the
-    /// lookups of those keys (found by `cosine validate --held-out` on development seeds: a T = 32, K = 1,
+    /// Every level above the last is pushed down once it holds θ of its capacity, and a level the keys cannot
+    /// fill is written as holding half the distinct keys of all the writes. Fixed: a leveled level whose
+    /// capacity the distinct keys cannot fill is never pushed, keeps every key written, answers the lookups of
+    /// those keys, and is written as holding the distinct keys of the writes so far averaged over them (found by `cosine validate --held-out` on development seeds: a T = 32, K = 1,
     /// Z = 31 design over 20,000 keys held 19,972 of them in level 1, priced as half full, 1.29 blocks a lookup
     /// against 0.88 measured).
     pub levels_always_fill: bool,
