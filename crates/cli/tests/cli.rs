@@ -772,7 +772,9 @@ fn export_rocksdb_writes_an_options_file_and_refuses_what_rocksdb_cannot_run() {
             options.to_str().unwrap(),
         ])
     };
-    let v = json(&search("ycsb-c", "10000000000"));
+    // (an update-heavy Endure workload over 10^10 entries: the search picks an LSM design; YCSB-C did until the
+    // model priced the buffer's hits of hot keys under skew, since when a B-tree-like design wins it)
+    let v = json(&search("endure-w11", "10000000000"));
     assert_eq!(v["best"]["parts"][0]["design"]["class"], "lsm");
     let text = std::fs::read_to_string(&options).unwrap();
     let t = v["best"]["parts"][0]["design"]["design"]["size_ratio"]
