@@ -686,14 +686,14 @@ fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
     // leveled last level holds what the levels above do not, the keys not written lately, which its entries
     // price as well (it answers nearly every lookup that reaches it either way)
     if l >= 1 {
-        tree.alpha_writes[l] = if tree.z > 1.0 && tree.alpha_entries[l] <= arriving * 1.5 {
+        if tree.z > 1.0 && tree.alpha_entries[l] <= arriving * 1.5 {
             // (a run a little larger than one arrival: that arrival's writes, scaled to its entries)
-            arriving_writes * (tree.alpha_entries[l] / arriving).max(1.0)
+            tree.alpha_writes[l] = arriving_writes * (tree.alpha_entries[l] / arriving).max(1.0);
         } else if tree.z > 1.0 {
-            to_fill(tree.alpha_entries[l]).unwrap_or(tree.alpha_entries[l])
+            by_entries(tree, l);
         } else {
-            tree.alpha_entries[l]
-        };
+            tree.alpha_writes[l] = tree.alpha_entries[l];
+        }
     }
 }
 
@@ -1801,6 +1801,17 @@ impl DistributionAware {
         (tree, stored, filter_bytes, fence_bytes)
     }
 
+    /// Whether `design` is priced as an LSH log rather than a tree: the reference code's rule uses the
+    /// workload's entries per block; ours is the engine's own (`Design::runs_as_lsh`), so a design is priced as
+    /// the shape the engine runs it as.
+    fn prices_as_lsh(&self, design: &Design, shape: &DataShape) -> bool {
+        if self.quirks.lsh_calibrated {
+            design.filter_bytes == 0 && design.size_ratio as f64 > shape.entries_per_block
+        } else {
+            design.runs_as_lsh()
+        }
+    }
+
     /// The levels the model prices `design` as holding under `workload` (a tree-shaped design; an LSH design,
     /// which the model prices as its log's levels, returns `None`): per level its runs, the entries of a run
     /// a lookup meets, how many runs keep their fences in memory, and the false-positive rate of a resident
@@ -1814,12 +1825,7 @@ impl DistributionAware {
         workload.validate()?;
         let keys = KeySpace::from_workload(workload);
         let shape = data_shape(design, workload, &keys, &self.quirks);
-        let lsh = if self.quirks.lsh_calibrated {
-            design.filter_bytes == 0 && design.size_ratio as f64 > shape.entries_per_block
-        } else {
-            design.runs_as_lsh()
-        };
-        if lsh {
+        if self.prices_as_lsh(design, &shape) {
             return Ok(None);
         }
         let parts = keys.parts_cow();
@@ -1905,14 +1911,7 @@ impl DistributionAware {
         let q = &self.quirks;
         let shape = data_shape(design, workload, keys, q);
         let b = shape.entries_per_block;
-        // the reference code's rule uses the workload's entries per block; ours is the engine's own
-        // (`Design::runs_as_lsh`), so a design is priced as the shape the engine runs it as
-        let lsh = if q.lsh_calibrated {
-            design.filter_bytes == 0 && design.size_ratio as f64 > b
-        } else {
-            design.runs_as_lsh()
-        };
-        if lsh {
+        if self.prices_as_lsh(design, &shape) {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let parts = keys.parts_cow();
