@@ -27,6 +27,10 @@ pub const CPU_OPS_PER_CORE: f64 = 200_000.0;
 /// first once refined; four keeps that in.
 pub const REFINED_SHAPES: usize = 4;
 
+/// Shapes near a template whose buffer [`Shard::best_from`] refines (the fastest at the templates' buffer
+/// shares).
+pub const REFINED_NEIGHBOURS: usize = 3;
+
 /// Shares of a VM's memory the entry cache (M_BC) is tried at, for the winning shape of a workload that reads
 /// (see [`Shard::with_cache`]).
 pub const CACHE_SHARES: [f64; 7] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
@@ -331,6 +335,58 @@ pub struct Scored {
     pub phi: f64,
     /// Seconds to run the shard's operations (Eq. 3, plus the CPU floor).
     pub latency_s: f64,
+    /// What the design search that found it settled on (None for a design scored alone): tried again on a
+    /// shard of a nearby size by [`Shard::best_from`].
+    #[serde(skip)]
+    pub template: Option<Template>,
+}
+
+/// What a shard's design search settled on: the winning shape of the ε grid or the LSH layout, and the share
+/// of the VM's memory given to the entry cache (0: none). A shard of a nearby size on the same VM type tries
+/// these again ([`Shard::best_from`]) instead of the whole search: its buffer searched over the ε grid and
+/// refined, the rest laid out as the shape lays it out.
+#[derive(Clone, Copy, Debug)]
+pub struct Template {
+    winner: Winner,
+    cache_share: f64,
+    /// The buffer's share of the memory beside the cache.
+    buffer_share: f64,
+}
+
+impl PartialEq for Template {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Template {}
+
+impl std::hash::Hash for Template {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl Template {
+    /// The template's identity by numbers (floats by their bits), for memo keys.
+    pub fn key(&self) -> [u64; 6] {
+        let (share, buffer) = (self.cache_share.to_bits(), self.buffer_share.to_bits());
+        match self.winner {
+            Winner::Grid(Shape::Lsm { t, k, z }) => [0, t, k, z, share, buffer],
+            Winner::Grid(Shape::Btree { t }) => [1, t, 0, 0, share, buffer],
+            Winner::Lsh((div, tiered)) => [2, div, u64::from(tiered), 0, share, buffer],
+        }
+    }
+
+    /// The template of `scored`, found with `winner` and `cache_share` on a VM of `memory_bytes`.
+    fn of(winner: Winner, cache_share: f64, memory_bytes: u64, scored: &Scored) -> Template {
+        let rest = memory_bytes as f64 - scored.design.cache_bytes as f64;
+        Template {
+            winner,
+            cache_share,
+            buffer_share: scored.design.buffer_bytes as f64 / rest.max(1.0),
+        }
+    }
 }
 
 /// The algorithmic primitives Table 1 gives each class.
@@ -369,7 +425,7 @@ pub fn with_class_defaults(mut d: Design, class: DesignClass) -> Design {
 
 /// What won a shard's design search before the entry cache is tried: a shape of the ε grid, or Cosine's LSH
 /// design at a divisor of its size ratio, its last level tiered or not.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Winner {
     Grid(Shape),
     Lsh((u64, bool)),
@@ -378,6 +434,17 @@ enum Winner {
 /// The divisors of the LSH design's size ratio searched ([`Shard::lsh_design_at`]): T₀ (the first level never
 /// fills) down to T₀/8 (the log merged eight times as often).
 pub const LSH_DIVISORS: [u64; 4] = [1, 2, 4, 8];
+
+/// The LSH layouts searched: each divisor of T₀ with its last level tiered, and below T₀ with one run (one
+/// run at the last level only below T₀: at T₀ the data sits at the edge of the first level's capacity, and
+/// whether the engine then merges every flush into one run or pushes the first level down depends on a few
+/// bytes a file).
+fn lsh_layouts() -> impl Iterator<Item = (u64, bool)> {
+    LSH_DIVISORS
+        .into_iter()
+        .flat_map(|div| [(div, true), (div, false)])
+        .filter(|&(div, tiered)| tiered || div > 1)
+}
 
 /// A shape of the design search: what stays fixed while the buffer share moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -419,6 +486,43 @@ fn runs_of(t: u64, pattern: u8) -> u64 {
 }
 
 impl Shape {
+    /// This shape, the shapes of its kind (the same rule for K and Z) at the searched size ratios one step
+    /// either side, and an LSM-like shape's other hot-level run counts at its size ratio.
+    pub fn neighbours(self) -> Vec<Shape> {
+        let mut out = vec![self];
+        match self {
+            Shape::Lsm { t, k, z } => {
+                let (kp, zp) = (runs_pattern(t, k), runs_pattern(t, z));
+                if let Some(i) = LSM_SIZE_RATIOS.iter().position(|&r| r == t) {
+                    for j in [i.wrapping_sub(2), i.wrapping_sub(1), i + 1, i + 2] {
+                        if let Some(&t) = LSM_SIZE_RATIOS.get(j) {
+                            let (k, z) = (runs_of(t, kp), runs_of(t, zp));
+                            if lsm_runs(t).contains(&(k, z)) {
+                                out.push(Shape::Lsm { t, k, z });
+                            }
+                        }
+                    }
+                }
+                // and the other run counts at this size ratio (the same Z)
+                for (k2, z2) in lsm_runs(t) {
+                    if z2 == z && k2 != k {
+                        out.push(Shape::Lsm { t, k: k2, z });
+                    }
+                }
+            }
+            Shape::Btree { t } => {
+                if let Some(i) = BTREE_SIZE_RATIOS.iter().position(|&r| r == t) {
+                    for j in [i.wrapping_sub(2), i.wrapping_sub(1), i + 1, i + 2] {
+                        if let Some(&t) = BTREE_SIZE_RATIOS.get(j) {
+                            out.push(Shape::Btree { t });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The shapes of the same kind (the same rule for K and Z) at every size ratio from the smallest to the
     /// largest of `shapes`', one step of the searched ratios beyond each end: where a shard between two
     /// searched sizes finds its best size ratio.
@@ -547,6 +651,7 @@ impl Shard<'_> {
             io_per_op: io,
             phi,
             latency_s: latency,
+            template: None,
         }
     }
 
@@ -914,13 +1019,7 @@ impl Shard<'_> {
 
     /// [`Shard::best_lsh`] over the designs `adjust` changes (a log kind other than the class default).
     fn best_lsh_with(&self, adjust: impl Fn(&mut Design)) -> Option<((u64, bool), Scored)> {
-        LSH_DIVISORS
-            .into_iter()
-            // (one run at the last level only below T₀: at T₀ the data sits at the edge of the first level's
-            // capacity, and whether the engine then merges every flush into one run or pushes the first
-            // level down depends on a few bytes a file)
-            .flat_map(|div| [(div, true), (div, false)])
-            .filter(|&(div, tiered)| tiered || div > 1)
+        lsh_layouts()
             .filter_map(|(div, tiered)| {
                 let mut d = self.lsh_design_at(div, tiered)?;
                 adjust(&mut d);
@@ -935,40 +1034,199 @@ impl Shard<'_> {
     /// workloads with lookups (what a read-modify-write reads, its own write drops from the cache).
     fn with_cache(&self, winner: Winner, best: Scored) -> Scored {
         let mix = &self.workload.mix;
+        let m = self.memory_bytes;
+        let template = Template::of(winner, 0.0, m, &best);
+        let mut best = Scored {
+            template: Some(template),
+            ..best
+        };
         if mix.lookup <= 0.0 {
             return best;
         }
-        let m = self.memory_bytes;
-        let mut best = best;
         for share in CACHE_SHARES {
-            let cache = (m as f64 * share) as u64;
-            let rest = Shard {
-                memory_bytes: m - cache,
-                ..self.clone()
-            };
-            let cached = |d: Option<Design>| {
-                d.map(|mut d| {
-                    d.cache_bytes = cache;
-                    d
-                })
-            };
-            let found = match winner {
-                Winner::Grid(shape) => {
-                    let make = |m_b| cached(rest.make(shape, m_b));
-                    rest.buffer_grid(&make)
-                        .map(|(frac, s)| rest.refine_buffer(&make, frac, s))
-                }
-                Winner::Lsh((divisor, tiered)) => {
-                    cached(rest.lsh_design_at(divisor, tiered)).and_then(|d| rest.score(d))
-                }
-            };
-            if let Some(s) = found {
+            if let Some(s) = self.cached(winner, share) {
                 if s.latency_s < best.latency_s {
-                    best = s;
+                    best = Scored {
+                        template: Some(Template::of(winner, share, m, &s)),
+                        ..s
+                    };
                 }
             }
         }
         best
+    }
+
+    /// The fastest design of `winner` with `share` of memory given to the entry cache: the rest searched over
+    /// the buffer grid and refined (the LSH design: laid out in the rest).
+    fn cached(&self, winner: Winner, share: f64) -> Option<Scored> {
+        let m = self.memory_bytes;
+        let cache = (m as f64 * share) as u64;
+        let rest = Shard {
+            memory_bytes: m - cache,
+            ..self.clone()
+        };
+        let cached = |d: Option<Design>| {
+            d.map(|mut d| {
+                d.cache_bytes = cache;
+                d
+            })
+        };
+        match winner {
+            Winner::Grid(shape) => {
+                let make = |m_b| cached(rest.make(shape, m_b));
+                rest.buffer_grid(&make)
+                    .map(|(frac, s)| rest.refine_buffer(&make, frac, s))
+            }
+            Winner::Lsh((divisor, tiered)) => {
+                cached(rest.lsh_design_at(divisor, tiered)).and_then(|d| rest.score(d))
+            }
+        }
+    }
+
+    /// The fastest design near `templates` on this shard: a shard between two searched sizes of its VM type,
+    /// given what their searches settled on. Around each template: its shape, the same kind at the size
+    /// ratios two steps either side and its other hot-level run counts, ranked at the templates' buffer
+    /// shares; the [`REFINED_NEIGHBOURS`] fastest refined at the template's cache share (the buffer from the
+    /// ε grid's and the templates' fastest points, as memory hopping refines it), then at the cache shares
+    /// either side for as long as the shard gets faster. An LSH template tries every divisor of its size ratio
+    /// (T₀ follows the data) at its cache share and the neighbouring ones. None when nothing fits.
+    pub fn best_from(&self, templates: &[Template]) -> Option<Scored> {
+        let own = self.shapes();
+        let m = self.memory_bytes;
+        let mut starts: Vec<f64> = Vec::new();
+        for t in templates {
+            if matches!(t.winner, Winner::Grid(_)) && !starts.contains(&t.buffer_share) {
+                starts.push(t.buffer_share);
+            }
+        }
+        // each (winner, cache share) tried once: its latency (None where nothing fits)
+        let mut tried: Vec<((Winner, u64), Option<f64>)> = Vec::new();
+        let mut best: Option<Scored> = None;
+        let mut try_one = |winner: Winner, share: f64, best: &mut Option<Scored>| -> Option<f64> {
+            if let Some((_, l)) = tried.iter().find(|(k, _)| *k == (winner, share.to_bits())) {
+                return *l;
+            }
+            let s = match winner {
+                Winner::Grid(shape) => self.local(shape, share, &starts),
+                Winner::Lsh(_) => self.cached(winner, share),
+            };
+            let latency = s.as_ref().map(|s| s.latency_s);
+            tried.push(((winner, share.to_bits()), latency));
+            let s = s?;
+            if best.as_ref().is_none_or(|b| s.latency_s < b.latency_s) {
+                *best = Some(Scored {
+                    template: Some(Template::of(winner, share, m, &s)),
+                    ..s
+                });
+            }
+            latency
+        };
+        let shares = self.cache_shares();
+        for t in templates {
+            let at = shares
+                .iter()
+                .position(|&s| s == t.cache_share)
+                .unwrap_or_else(|| {
+                    shares
+                        .partition_point(|&s| s < t.cache_share)
+                        .min(shares.len() - 1)
+                });
+            match t.winner {
+                Winner::Lsh(_) => {
+                    for &share in &shares[at.saturating_sub(1)..(at + 2).min(shares.len())] {
+                        for layout in lsh_layouts() {
+                            try_one(Winner::Lsh(layout), share, &mut best);
+                        }
+                    }
+                }
+                Winner::Grid(shape) => {
+                    // every neighbouring shape at the starts, the fastest few refined
+                    let mut ranked: Vec<(Shape, f64)> = shape
+                        .neighbours()
+                        .into_iter()
+                        .filter(|s| own.contains(s))
+                        .filter_map(|shape| {
+                            let (_, s) = self.at_starts(shape, t.cache_share, &starts)?;
+                            Some((shape, s.latency_s))
+                        })
+                        .collect();
+                    ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+                    // each refined at the template's cache share, then the share climbed both ways while the
+                    // shard gets faster
+                    for (shape, _) in ranked.into_iter().take(REFINED_NEIGHBOURS) {
+                        let winner = Winner::Grid(shape);
+                        let Some(here) = try_one(winner, shares[at], &mut best) else {
+                            continue;
+                        };
+                        for step in [-1isize, 1] {
+                            let mut last = here;
+                            let mut i = at as isize + step;
+                            while let Some(&share) =
+                                usize::try_from(i).ok().and_then(|i| shares.get(i))
+                            {
+                                match try_one(winner, share, &mut best) {
+                                    Some(l) if l < last => last = l,
+                                    _ => break,
+                                }
+                                i += step;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// The entry cache's shares this shard's search tries, 0 (no cache) first: [`CACHE_SHARES`] for a
+    /// workload with lookups.
+    fn cache_shares(&self) -> Vec<f64> {
+        let mut shares = vec![0.0];
+        if self.workload.mix.lookup > 0.0 {
+            shares.extend(CACHE_SHARES);
+        }
+        shares
+    }
+
+    /// `shape` with `cache_share` of memory given to the entry cache, its buffer at the fastest of `starts`
+    /// (shares of the memory beside the cache), with that share.
+    fn at_starts(&self, shape: Shape, cache_share: f64, starts: &[f64]) -> Option<(f64, Scored)> {
+        let (rest, cache) = self.beside_cache(cache_share);
+        rest.grid_over(&|m_b| rest.make_cached(shape, m_b, cache), starts)
+    }
+
+    /// [`Shard::at_starts`] with the buffer then refined (memory hopping's second phase).
+    fn local(&self, shape: Shape, cache_share: f64, starts: &[f64]) -> Option<Scored> {
+        let (rest, cache) = self.beside_cache(cache_share);
+        let make = |m_b| rest.make_cached(shape, m_b, cache);
+        // refined from the ε grid's fastest point (as the whole search refines it) and from the templates'
+        // fastest (where a neighbouring shard's search found its buffer)
+        [rest.buffer_grid(&make), rest.grid_over(&make, starts)]
+            .into_iter()
+            .flatten()
+            .map(|(start, s)| rest.refine_buffer(&make, start, s))
+            .min_by(|a, b| a.latency_s.total_cmp(&b.latency_s))
+    }
+
+    /// This shard with `cache_share` of its memory given to the entry cache: the rest, and the cache's bytes.
+    fn beside_cache(&self, cache_share: f64) -> (Shard<'_>, u64) {
+        let m = self.memory_bytes;
+        let cache = (m as f64 * cache_share) as u64;
+        (
+            Shard {
+                memory_bytes: m - cache,
+                ..self.clone()
+            },
+            cache,
+        )
+    }
+
+    /// [`Shard::make`] with an entry cache of `cache` bytes beside this shard's memory.
+    fn make_cached(&self, shape: Shape, m_b: u64, cache: u64) -> Option<Design> {
+        self.make(shape, m_b).map(|mut d| {
+            d.cache_bytes = cache;
+            d
+        })
     }
 
     /// The `n` fastest shapes of this shard's whole ε grid (what [`Shard::best`] ranks).
