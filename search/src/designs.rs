@@ -178,12 +178,34 @@ pub struct EvalMemo {
     priced: std::sync::atomic::AtomicUsize,
 }
 
-/// A design's I/Os per operation and the class the model derives.
-type Priced = (f64, DesignClass);
+/// A design's I/Os per operation, the class the model derives and the algorithmic choices it runs with.
+type Priced = (f64, DesignClass, Choices);
 
-/// A shard's ε grid priced: per shape, per buffer share, the I/Os per operation and the class (None where the
-/// model rejects the design). What the latency ranking needs, without a VM's cores and IOPS.
-type Grid = Vec<Vec<Option<(f64, DesignClass)>>>;
+/// The algorithmic choices a design the search built (no class recorded) runs with once the model has derived
+/// its class: those it was built with (a leveled LSM-tree's: full merges, a level pushed down when full), or
+/// those Table 1 gives its class ([`with_class_defaults`]). The search prices both and keeps the faster; for
+/// an LSM-class design they are the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Choices {
+    Built,
+    Table1,
+}
+
+/// `design` with the `class` the model derived recorded and the algorithmic `choices` it runs with: the design
+/// the search hands out, as the model priced it.
+fn runs_as(mut design: Design, class: DesignClass, choices: Choices) -> Design {
+    match choices {
+        Choices::Built => {
+            design.class = Some(class);
+            design
+        }
+        Choices::Table1 => with_class_defaults(design, class),
+    }
+}
+
+/// A shard's ε grid priced: per shape, per buffer share, the I/Os per operation, the class and the choices
+/// (None where the model rejects the design). What the latency ranking needs, without a VM's cores and IOPS.
+type Grid = Vec<Vec<Option<Priced>>>;
 
 /// What a shard's grid depends on: its size, memory and block, and the search's quirks, ε and ρ.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -270,11 +292,7 @@ impl EvalMemo {
         cell.get_or_init(|| Arc::new(compute())).clone()
     }
 
-    fn cost(
-        &self,
-        key: EvalKey,
-        compute: impl FnOnce() -> Option<(f64, DesignClass)>,
-    ) -> Option<(f64, DesignClass)> {
+    fn cost(&self, key: EvalKey, compute: impl FnOnce() -> Option<Priced>) -> Option<Priced> {
         let h = rustc_hash::FxBuildHasher.hash_one(&key);
         // bits 52-55 pick the shard: the map inside uses the low ones for the bucket and the top seven for the
         // tag it compares before the key (shards picked by the top bits left it three bits of tag), and FxHash's
@@ -634,19 +652,19 @@ impl Shard<'_> {
 
     /// Scores one design; None when the model rejects it.
     pub fn score(&self, design: Design) -> Option<Scored> {
-        let (io, class) = self.io_and_class(&design)?;
-        Some(self.scored(design, io, class))
+        let (io, class, choices) = self.io_and_class(&design)?;
+        Some(self.scored(design, io, class, choices))
     }
 
-    /// A design with its I/Os per operation and class, timed on this VM.
-    fn scored(&self, design: Design, io: f64, class: DesignClass) -> Scored {
+    /// A design with its I/Os per operation, class and algorithmic choices, timed on this VM.
+    fn scored(&self, design: Design, io: f64, class: DesignClass, choices: Choices) -> Scored {
         let phi = self
             .system_phi
             .unwrap_or_else(|| self.phi.class(class))
             .workload_phi(&self.workload.mix);
         let latency = self.latency(io, class);
         Scored {
-            design: with_class_defaults(design, class),
+            design: runs_as(design, class, choices),
             class,
             io_per_op: io,
             phi,
@@ -656,7 +674,7 @@ impl Shard<'_> {
     }
 
     /// Expected I/Os per operation (the KL worst case with ρ) and the class the model derives, through the memo.
-    fn io_and_class(&self, design: &Design) -> Option<(f64, DesignClass)> {
+    fn io_and_class(&self, design: &Design) -> Option<Priced> {
         if let Some(c) = self.scored {
             c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -669,8 +687,41 @@ impl Shard<'_> {
         }
     }
 
-    /// [`Shard::io_and_class`] priced by the model.
-    fn evaluate(&self, design: &Design) -> Option<(f64, DesignClass)> {
+    /// [`Shard::io_and_class`] priced by the model, as the design runs: one with a class recorded as it is
+    /// (the fixed systems' designs, the LSH design), one the search built with the class the model derives
+    /// recorded and the faster of its [`Choices`] (a choice that changes the class the model derives is
+    /// dropped; None when neither holds).
+    fn evaluate(&self, design: &Design) -> Option<Priced> {
+        let (io, class) = self.price(design)?;
+        if design.class.is_some() {
+            return Some((io, class, Choices::Built));
+        }
+        let mut best: Option<Priced> = None;
+        for choices in [Choices::Built, Choices::Table1] {
+            let runs = runs_as(design.clone(), class, choices);
+            if choices == Choices::Table1 && runs == runs_as(design.clone(), class, Choices::Built)
+            {
+                break;
+            }
+            // recording the class changes nothing the model reads unless it decides whether the design
+            // runs as an LSH
+            let priced = if choices == Choices::Built && runs.runs_as_lsh() == design.runs_as_lsh()
+            {
+                Some((io, class))
+            } else {
+                self.price(&runs)
+            };
+            if let Some((io, as_run)) = priced {
+                if as_run == class && best.is_none_or(|b| io < b.0) {
+                    best = Some((io, class, choices));
+                }
+            }
+        }
+        best
+    }
+
+    /// One design's expected I/Os per operation (the KL worst case with ρ) and the class the model derives.
+    fn price(&self, design: &Design) -> Option<(f64, DesignClass)> {
         if let Some(m) = self.memo {
             m.priced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -731,7 +782,7 @@ impl Shard<'_> {
             &shape,
             &ReferenceQuirks::NONE,
         );
-        Some(base_design(
+        let d = base_design(
             t,
             k,
             z,
@@ -739,7 +790,8 @@ impl Shard<'_> {
             m_b,
             split.filter_bytes as u64,
             split.fence_bytes.ceil() as u64,
-        ))
+        );
+        Some(d)
     }
 
     /// The best buffer share on the ε grid (and the all-buffer corner).
@@ -974,18 +1026,18 @@ impl Shard<'_> {
         let mut graded: Vec<(usize, f64, Scored)> = Vec::new();
         for (i, row) in grid.iter().enumerate() {
             // the first fastest point, as walking the grid in order finds it
-            let mut pick: Option<(f64, f64, DesignClass, f64)> = None;
+            let mut pick: Option<(f64, Priced, f64)> = None;
             for (&frac, cell) in fracs.iter().zip(row) {
-                if let Some((io, class)) = *cell {
-                    let latency = self.latency(io, class);
-                    if pick.is_none_or(|p| latency < p.3) {
-                        pick = Some((frac, io, class, latency));
+                if let Some(priced) = *cell {
+                    let latency = self.latency(priced.0, priced.1);
+                    if pick.is_none_or(|p| latency < p.2) {
+                        pick = Some((frac, priced, latency));
                     }
                 }
             }
-            if let Some((frac, io, class, _)) = pick {
+            if let Some((frac, (io, class, choices), _)) = pick {
                 if let Some(d) = self.make(shapes[i], (m * frac) as u64) {
-                    graded.push((i, frac, self.scored(d, io, class)));
+                    graded.push((i, frac, self.scored(d, io, class, choices)));
                 }
             }
         }
