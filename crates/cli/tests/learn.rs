@@ -97,8 +97,9 @@ fn collect_appends_runs_and_resumes() {
         if l["workload"] == "rw90-1k" {
             assert!(read > 0.0, "{l}");
         }
+        // (below 1 where the buffer absorbed overwrites, or still held writes when the run ended)
         assert!(
-            l["metrics"]["write_amplification"].as_f64().unwrap() >= 1.0,
+            l["metrics"]["write_amplification"].as_f64().unwrap() > 0.0,
             "{l}"
         );
         assert!(l["knobs"]["size_ratio"].as_i64().unwrap() >= 2);
