@@ -504,27 +504,54 @@ fn runs_of(t: u64, pattern: u8) -> u64 {
 }
 
 impl Shape {
-    /// This shape, the shapes of its kind (the same rule for K and Z) at the searched size ratios one step
-    /// either side, and an LSM-like shape's other hot-level run counts at its size ratio.
+    /// This shape and its neighbours: the shapes of its kind (the same rule for K and Z) at the searched size
+    /// ratios two steps either side, an LSM-like shape's other hot-level run counts at its size ratio and one
+    /// step either side, and the leveled LSM-like and B-tree-like shapes of one fanout for each other.
     pub fn neighbours(self) -> Vec<Shape> {
         let mut out = vec![self];
+        let mut add = |s: Shape| {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        };
+        // an LSM-like shape of one run a level and a B-tree-like one of the same fanout are the same tree
+        // with and without filters
+        let twin = |t: u64| -> Option<Shape> {
+            BTREE_SIZE_RATIOS.contains(&t).then_some(Shape::Btree { t })
+        };
         match self {
             Shape::Lsm { t, k, z } => {
                 let (kp, zp) = (runs_pattern(t, k), runs_pattern(t, z));
                 if let Some(i) = LSM_SIZE_RATIOS.iter().position(|&r| r == t) {
-                    for j in [i.wrapping_sub(2), i.wrapping_sub(1), i + 1, i + 2] {
-                        if let Some(&t) = LSM_SIZE_RATIOS.get(j) {
-                            let (k, z) = (runs_of(t, kp), runs_of(t, zp));
-                            if lsm_runs(t).contains(&(k, z)) {
-                                out.push(Shape::Lsm { t, k, z });
+                    for j in [i.wrapping_sub(2), i.wrapping_sub(1), i, i + 1, i + 2] {
+                        let Some(&t2) = LSM_SIZE_RATIOS.get(j) else {
+                            continue;
+                        };
+                        let (k2, z2) = (runs_of(t2, kp), runs_of(t2, zp));
+                        if lsm_runs(t2).contains(&(k2, z2)) {
+                            add(Shape::Lsm {
+                                t: t2,
+                                k: k2,
+                                z: z2,
+                            });
+                        }
+                        // the other hot-level run counts one ratio either side (the same Z rule)
+                        if j + 1 >= i && j <= i + 1 {
+                            for (k3, z3) in lsm_runs(t2) {
+                                if runs_pattern(t2, z3) == zp {
+                                    add(Shape::Lsm {
+                                        t: t2,
+                                        k: k3,
+                                        z: z3,
+                                    });
+                                }
                             }
                         }
                     }
                 }
-                // and the other run counts at this size ratio (the same Z)
-                for (k2, z2) in lsm_runs(t) {
-                    if z2 == z && k2 != k {
-                        out.push(Shape::Lsm { t, k: k2, z });
+                if (k, z) == (1, 1) {
+                    if let Some(b) = twin(t) {
+                        add(b);
                     }
                 }
             }
@@ -532,9 +559,12 @@ impl Shape {
                 if let Some(i) = BTREE_SIZE_RATIOS.iter().position(|&r| r == t) {
                     for j in [i.wrapping_sub(2), i.wrapping_sub(1), i + 1, i + 2] {
                         if let Some(&t) = BTREE_SIZE_RATIOS.get(j) {
-                            out.push(Shape::Btree { t });
+                            add(Shape::Btree { t });
                         }
                     }
+                }
+                if LSM_SIZE_RATIOS.contains(&t) {
+                    add(Shape::Lsm { t, k: 1, z: 1 });
                 }
             }
         }
