@@ -428,7 +428,7 @@ pub fn writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
 pub fn writes_to_fill_each(parts: &[KeyPart], ns: &[f64], out: &mut [Option<f64>]) {
     FILLS.with(|cell| {
         let mut spaces = cell.borrow_mut();
-        match spaces.iter().position(|(p, _)| p.as_slice() == parts) {
+        match spaces.iter().position(|(p, _)| same_parts(p, parts)) {
             Some(0) => {}
             Some(i) => {
                 let space = spaces.remove(i);
@@ -470,6 +470,20 @@ type SolvedSpace = (Vec<KeyPart>, FxHashMap<u64, Option<f64>>);
 const FILL_SPACES: usize = 8;
 /// Solutions kept for one key space (all are dropped when it fills up).
 const FILL_SOLUTIONS: usize = 1 << 14;
+
+/// Whether two key spaces' parts are the same, bit for bit (what a solution was found for): every field
+/// compared without branching, since a search asks this of the same parts for each design it prices. Stricter
+/// than `==` only on signed zeros, where it misses and the solution is found again.
+fn same_parts(a: &[KeyPart], b: &[KeyPart]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).fold(0u64, |d, (x, y)| {
+            d | (x.universe.to_bits() ^ y.universe.to_bits())
+                | (x.put.to_bits() ^ y.put.to_bits())
+                | (x.get.to_bits() ^ y.get.to_bits())
+                | (x.ln_keep.to_bits() ^ y.ln_keep.to_bits())
+                | u64::from(x.alpha != y.alpha)
+        }) == 0
+}
 
 /// [`writes_to_fill`] solved by Newton's method.
 fn solve_writes_to_fill(parts: &[KeyPart], n: f64) -> Option<f64> {
