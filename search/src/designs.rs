@@ -977,7 +977,12 @@ impl Shard<'_> {
         LSM_SIZE_RATIOS
             .into_iter()
             .filter_map(|t| {
-                let make = move |m_b| self.lsm_design(t, 1, 1, m_b);
+                // the leveled choices recorded, so that the model prices them as they are (what a RocksDB
+                // configured to the design runs), not Table 1's for a class the model may derive
+                let make = move |m_b| {
+                    self.lsm_design(t, 1, 1, m_b)
+                        .map(|d| with_class_defaults(d, DesignClass::Lsm))
+                };
                 let (frac, s) = self.buffer_grid(&make)?;
                 Some(self.refine_buffer(&make, frac, s))
             })
