@@ -726,28 +726,28 @@ impl Shard<'_> {
         if design.class.is_some() {
             return Some((io, class, Choices::Built));
         }
-        let mut best: Option<Priced> = None;
-        for choices in [Choices::Built, Choices::Table1] {
-            let runs = runs_as(design.clone(), class, choices);
-            if choices == Choices::Table1 && runs == runs_as(design.clone(), class, Choices::Built)
-            {
-                break;
-            }
-            // recording the class changes nothing the model reads unless it decides whether the design
-            // runs as an LSH
-            let priced = if choices == Choices::Built && runs.runs_as_lsh() == design.runs_as_lsh()
-            {
-                Some((io, class))
-            } else {
-                self.price(&runs)
-            };
-            if let Some((io, as_run)) = priced {
-                if as_run == class && best.is_none_or(|b| io < b.0) {
-                    best = Some((io, class, choices));
-                }
-            }
-        }
-        best
+        let built = runs_as(design.clone(), class, Choices::Built);
+        // recording the class changes nothing the model reads unless it decides whether the design runs as
+        // an LSH
+        let as_built = if built.runs_as_lsh() == design.runs_as_lsh() {
+            Some((io, class))
+        } else {
+            self.price(&built)
+        };
+        let table1 = runs_as(design.clone(), class, Choices::Table1);
+        let as_table1 = if table1 == built {
+            None
+        } else {
+            self.price(&table1)
+        };
+        [(as_built, Choices::Built), (as_table1, Choices::Table1)]
+            .into_iter()
+            .filter_map(|(priced, choices)| {
+                let (io, as_run) = priced?;
+                (as_run == class).then_some((io, class, choices))
+            })
+            // the first of equals: as built
+            .min_by(|a, b| a.0.total_cmp(&b.0))
     }
 
     /// One design's expected I/Os per operation (the KL worst case with ρ) and the class the model derives.
@@ -812,7 +812,7 @@ impl Shard<'_> {
             &shape,
             &ReferenceQuirks::NONE,
         );
-        let d = base_design(
+        Some(base_design(
             t,
             k,
             z,
@@ -820,8 +820,7 @@ impl Shard<'_> {
             m_b,
             split.filter_bytes as u64,
             split.fence_bytes.ceil() as u64,
-        );
-        Some(d)
+        ))
     }
 
     /// The best buffer share on the ε grid (and the all-buffer corner).
@@ -1146,26 +1145,17 @@ impl Shard<'_> {
     /// The fastest design of `winner` with `share` of memory given to the entry cache: the rest searched over
     /// the buffer grid and refined (the LSH design: laid out in the rest).
     fn cached(&self, winner: Winner, share: f64) -> Option<Scored> {
-        let m = self.memory_bytes;
-        let cache = (m as f64 * share) as u64;
-        let rest = Shard {
-            memory_bytes: m - cache,
-            ..self.clone()
-        };
-        let cached = |d: Option<Design>| {
-            d.map(|mut d| {
-                d.cache_bytes = cache;
-                d
-            })
-        };
+        let (rest, cache) = self.beside_cache(share);
         match winner {
             Winner::Grid(shape) => {
-                let make = |m_b| cached(rest.make(shape, m_b));
+                let make = |m_b| rest.make_cached(shape, m_b, cache);
                 rest.buffer_grid(&make)
                     .map(|(frac, s)| rest.refine_buffer(&make, frac, s))
             }
             Winner::Lsh((divisor, tiered)) => {
-                cached(rest.lsh_design_at(divisor, tiered)).and_then(|d| rest.score(d))
+                let mut d = rest.lsh_design_at(divisor, tiered)?;
+                d.cache_bytes = cache;
+                rest.score(d)
             }
         }
     }
