@@ -21,6 +21,7 @@ pub struct RunIter {
     cur: Option<FileIter>,
     start: Option<Vec<u8>>,
     stats: Option<(Arc<IoStats>, usize, bool)>,
+    expect: Option<f64>,
 }
 
 impl RunIter {
@@ -42,7 +43,15 @@ impl RunIter {
             cur: None,
             start: start.map(|s| s.to_vec()),
             stats,
+            expect: None,
         }
+    }
+
+    /// This iterator for a scan that expects `entries` entries from the run: each file it opens reads ahead
+    /// what they take ([`FileIter::expecting`]).
+    pub fn expecting(mut self, entries: f64) -> Self {
+        self.expect = Some(entries);
+        self
     }
 }
 
@@ -58,7 +67,11 @@ impl EntryIter for RunIter {
             let Some(f) = self.files.pop_front() else {
                 return Ok(None);
             };
-            self.cur = Some(FileIter::new(f, self.start.as_deref(), self.stats.clone())?);
+            let it = FileIter::new(f, self.start.as_deref(), self.stats.clone())?;
+            self.cur = Some(match self.expect {
+                Some(entries) => it.expecting(entries),
+                None => it,
+            });
         }
     }
 }

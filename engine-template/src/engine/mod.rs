@@ -323,7 +323,9 @@ impl Engine {
         Ok(next)
     }
 
-    /// Up to `limit` live entries with keys in `range`, in key order (sugar over [`Engine::range`]).
+    /// Up to `limit` live entries with keys in `range`, in key order: [`Engine::range`] taken `limit` entries
+    /// at a time, each run asking the OS at its first block for the blocks its share of them takes (its entries
+    /// over all the runs') instead of growing a readahead window as a stream does.
     pub fn scan<R: RangeBounds<Vec<u8>>>(
         &self,
         range: R,
@@ -335,7 +337,7 @@ impl Engine {
         let start = range.start_bound().map(|k| k.as_slice());
         let end = range.end_bound().map(|k| k.as_slice());
         self.inner
-            .range_live(start, end, limit)?
+            .range_live(start, end, limit, Some(limit))?
             .take(limit)
             .collect()
     }
@@ -348,7 +350,7 @@ impl Engine {
     pub fn range<R: RangeBounds<Vec<u8>>>(&self, range: R) -> Result<Range> {
         let start = range.start_bound().map(|k| k.as_slice());
         let end = range.end_bound().map(|k| k.as_slice());
-        self.inner.range_live(start, end, 64)
+        self.inner.range_live(start, end, 64, None)
     }
 
     /// Forces the write buffer to disk and waits until every frozen buffer is flushed.

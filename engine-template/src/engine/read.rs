@@ -144,6 +144,7 @@ impl Inner {
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
         chunk: usize,
+        expect: Option<usize>,
     ) -> Result<Range> {
         let seek = match start {
             Bound::Included(k) | Bound::Excluded(k) => Some(k),
@@ -158,13 +159,26 @@ impl Inner {
                 chunk,
             ))));
         }
+        // a scan of a known length expects each run to hold its share of the entries it yields
+        let stored: u64 = version
+            .levels
+            .iter()
+            .flat_map(|l| &l.runs)
+            .map(|r| r.entries())
+            .sum();
         for (i, level) in version.levels.iter().enumerate() {
             for run in &level.runs {
-                sources.push(Source::Run(RunIter::new(
+                let it = RunIter::new(
                     run.files.clone(),
                     seek,
                     Some((self.stats.clone(), i + 1, false)),
-                )));
+                );
+                sources.push(Source::Run(match expect {
+                    Some(n) if stored > 0 => {
+                        it.expecting(n as f64 * run.entries() as f64 / stored as f64)
+                    }
+                    _ => it,
+                }));
             }
         }
         Ok(Range {
@@ -181,10 +195,11 @@ impl Inner {
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
         chunk: usize,
+        expect: Option<usize>,
     ) -> Result<Range> {
         let (mem, mut frozen, version) = self.state.read().snapshot();
         frozen.insert(0, mem);
-        self.range(&frozen, &version, start, end, chunk)
+        self.range(&frozen, &version, start, end, chunk, expect)
     }
 }
 

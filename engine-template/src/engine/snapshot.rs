@@ -64,15 +64,21 @@ impl Snapshot {
         let start = range.start_bound().map(|k| k.as_slice());
         let end = range.end_bound().map(|k| k.as_slice());
         self.inner
-            .range(&self.buffers, &self.version, start, end, 64)
+            .range(&self.buffers, &self.version, start, end, 64, None)
     }
 
-    /// Up to `limit` entries with keys in `range` as of the snapshot, in key order.
+    /// Up to `limit` entries with keys in `range` as of the snapshot, in key order, read ahead as
+    /// [`crate::Engine::scan`] reads them.
     pub fn scan<R: RangeBounds<Vec<u8>>>(
         &self,
         range: R,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.range(range)?.take(limit).collect()
+        let start = range.start_bound().map(|k| k.as_slice());
+        let end = range.end_bound().map(|k| k.as_slice());
+        self.inner
+            .range(&self.buffers, &self.version, start, end, 64, Some(limit))?
+            .take(limit)
+            .collect()
     }
 }

@@ -27,7 +27,9 @@ pub const SCAN_READAHEAD_MAX: u64 = 256 << 10;
 /// reads through the lookups' handle (advised random: the kernel reads nothing ahead) and reads ahead itself,
 /// RocksDB-style: from its second block on it asks the OS for the next [`SCAN_READAHEAD_START`] bytes, twice as
 /// many each time it reaches the end of what it asked for, up to [`SCAN_READAHEAD_MAX`]. A short scan so reads
-/// about what it uses, where the kernel's window brought in up to 128 KiB per file touched.
+/// about what it uses, where the kernel's window brought in up to 128 KiB per file touched. A scan that knows
+/// how many entries it expects from the file ([`FileIter::expecting`]) asks for the blocks they take at its
+/// first block instead, all at once: the blocks arrive in one round trip to the device, not one per window.
 pub struct FileIter {
     file: Arc<RunFile>,
     blocks: Blocks,
@@ -38,6 +40,25 @@ pub struct FileIter {
     read: u64,
     /// The file offset up to which the scan has asked the OS to read ahead, and the next window.
     ahead: (u64, u64),
+    /// Bytes to read ahead at the first block (0: the window grows from the second block).
+    first_window: u64,
+}
+
+/// The readahead, in bytes past the block a scan starts in, that reaches the blocks of `entries` entries of a
+/// file described by `meta` (a scan may start anywhere in its first block, so as many blocks again as the
+/// entries fill), at most [`SCAN_READAHEAD_MAX`]; 0 when they fit in one block or the file says nothing of its
+/// blocks (the window then grows as it always does).
+pub fn expected_readahead(entries: f64, meta: &FileMeta) -> u64 {
+    if meta.data_blocks == 0 || meta.entries == 0 || entries.is_nan() {
+        return 0;
+    }
+    let per_block = meta.entries as f64 / f64::from(meta.data_blocks);
+    if entries <= per_block {
+        return 0;
+    }
+    // the file's bytes a data block, its index blocks included: a little more than the data blocks alone
+    let block = meta.size as f64 / f64::from(meta.data_blocks);
+    ((entries / per_block).ceil() * block).min(SCAN_READAHEAD_MAX as f64) as u64
 }
 
 impl FileIter {
@@ -68,7 +89,15 @@ impl FileIter {
             stats,
             read: 0,
             ahead: (0, SCAN_READAHEAD_START),
+            first_window: 0,
         })
+    }
+
+    /// This iterator for a scan that expects `entries` entries from the file: it reads ahead
+    /// [`expected_readahead`] bytes at its first block, then grows its window from there.
+    pub fn expecting(mut self, entries: f64) -> Self {
+        self.first_window = expected_readahead(entries, &self.file.meta);
+        self
     }
 
     fn compaction(&self) -> bool {
@@ -83,7 +112,14 @@ impl FileIter {
             return self.file.read_block_sequentially(h);
         }
         let end = h.offset + u64::from(h.len);
-        if self.read >= 2 && end >= self.ahead.0 {
+        if self.read == 1 && self.first_window > 0 {
+            let window = self.first_window;
+            self.file.prefetch(end, window);
+            self.ahead = (
+                end + window,
+                (window * 2).clamp(SCAN_READAHEAD_START, SCAN_READAHEAD_MAX),
+            );
+        } else if self.read >= 2 && end >= self.ahead.0 {
             let window = self.ahead.1;
             self.file.prefetch(end, window);
             self.ahead = (end + window, (window * 2).min(SCAN_READAHEAD_MAX));

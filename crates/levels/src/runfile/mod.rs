@@ -20,7 +20,7 @@ mod reader;
 mod tests;
 mod writer;
 
-pub use iter::FileIter;
+pub use iter::{expected_readahead, FileIter};
 pub use writer::RunFileWriter;
 
 use crate::error::{io, Error, Result};

@@ -231,6 +231,57 @@ fn scans_see_every_entry_once_and_detect_every_flipped_byte() {
 }
 
 #[test]
+fn a_scan_of_known_length_reads_ahead_what_its_entries_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = build(
+        dir.path(),
+        "expect",
+        opts(0.0, FilterGranularity::File, false),
+        600,
+    );
+    f.set_residency(true, false).unwrap();
+    let meta = &f.meta;
+    let per_block = meta.entries as f64 / f64::from(meta.data_blocks);
+    let block = meta.size as f64 / f64::from(meta.data_blocks);
+    assert!(per_block > 2.0 && meta.data_blocks > 20, "{meta:?}");
+    // entries that fit in the block the scan starts in: nothing ahead of it
+    assert_eq!(super::expected_readahead(per_block, meta), 0);
+    assert_eq!(super::expected_readahead(0.5, meta), 0);
+    // more: as many blocks again as they fill, whole
+    let ahead = super::expected_readahead(3.5 * per_block, meta);
+    assert_eq!(ahead, (4.0 * block) as u64);
+    // never more than the most a scan reads ahead, and nothing for a file that says nothing of its blocks
+    assert_eq!(
+        super::expected_readahead(1e9, meta),
+        super::iter::SCAN_READAHEAD_MAX
+    );
+    let mut empty = meta.clone();
+    empty.data_blocks = 0;
+    assert_eq!(super::expected_readahead(100.0, &empty), 0);
+    assert_eq!(super::expected_readahead(f64::NAN, meta), 0);
+    // the readahead changes what the OS is asked for, never what the scan sees or the blocks it counts
+    for start in [None, Some(&b"key000301"[..])] {
+        let seen = |expect: Option<f64>| {
+            let stats = Arc::new(IoStats::default());
+            let it = FileIter::new(f.clone(), start, Some((stats.clone(), 1, false))).unwrap();
+            let mut it = match expect {
+                Some(n) => it.expecting(n),
+                None => it,
+            };
+            let mut keys = Vec::new();
+            while let Some(e) = it.next_entry().unwrap() {
+                keys.push(e.0);
+            }
+            (keys, stats.snapshot(1)[0].block_reads)
+        };
+        let plain = seen(None);
+        assert!(!plain.0.is_empty());
+        assert_eq!(seen(Some(50.0)), plain);
+        assert_eq!(seen(Some(1e9)), plain);
+    }
+}
+
+#[test]
 fn an_entry_takes_its_header_and_its_bytes_as_the_cost_model_counts() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(0.0, FilterGranularity::File, false);
