@@ -230,7 +230,13 @@ pub(crate) mod peers {
         /// The write-stall triggers its options set (RocksDB's defaults unless the caller sets others): what
         /// [`Rocks::settle_within`] must not flush into.
         pub stall: StallTrigger,
+        /// The bytes (key and value) of an entry its last scan returned, on average (0 before the first): what
+        /// a scan of n entries asks RocksDB to read ahead.
+        scan_entry_bytes: std::sync::atomic::AtomicU64,
     }
+
+    /// The most a scan asks RocksDB to read ahead: the most our engine's scans read ahead in one file.
+    const SCAN_READAHEAD_MAX: u64 = 256 << 10;
 
     /// When RocksDB stops or slows writes: its memtable limit and level-0 triggers, level 0 counted in files
     /// (level style) or sorted runs (universal style). The default is RocksDB's own, with the two memtables
@@ -324,6 +330,7 @@ pub(crate) mod peers {
                 write,
                 opts,
                 stall: StallTrigger::default(),
+                scan_entry_bytes: std::sync::atomic::AtomicU64::new(0),
             })
         }
 
@@ -446,15 +453,30 @@ pub(crate) mod peers {
         fn update(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.insert(k, v)
         }
+        /// The scan's length known, as our engine's scans know it: RocksDB is asked to read ahead the bytes
+        /// n entries take (`readahead_size`, read in one request at the scan's first block) instead of its
+        /// automatic readahead, which starts at 8 KiB from the third read and doubles.
         fn scan(&self, start: &[u8], n: usize) -> StoreResult<Entries> {
-            let it = self.db.iterator(rocksdb::IteratorMode::From(
-                start,
-                rocksdb::Direction::Forward,
-            ));
+            use std::sync::atomic::Ordering::Relaxed;
+            let mut read = rocksdb::ReadOptions::default();
+            let entry = self.scan_entry_bytes.load(Relaxed);
+            if entry > 0 && n > 1 {
+                read.set_readahead_size((n as u64 * entry).min(SCAN_READAHEAD_MAX) as usize);
+            }
+            let it = self.db.iterator_opt(
+                rocksdb::IteratorMode::From(start, rocksdb::Direction::Forward),
+                read,
+            );
             let mut out = Vec::with_capacity(n.min(1024));
+            let mut bytes = 0;
             for item in it.take(n) {
                 let (k, v) = item.map_err(e)?;
+                bytes += k.len() + v.len();
                 out.push((k.to_vec(), v.to_vec()));
+            }
+            if !out.is_empty() {
+                self.scan_entry_bytes
+                    .store((bytes / out.len()) as u64, Relaxed);
             }
             Ok(out)
         }
