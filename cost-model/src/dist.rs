@@ -871,7 +871,7 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
     if !(q > 0.0) {
         return None;
     }
-    let mut cost = reach[1] * -disk.exp_m1() / q; // C_0
+    let mut cost = reach[1] * -disk.exp_m1(); // C_0 (over q, as every term, at the end)
     for i in 1..=l {
         let idx = tree.index_cost[i];
         let runs = tree.runs[i] as u64;
@@ -884,20 +884,21 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
                 } else {
                     scaled(tree.runs[i], la[i]).exp_m1()
                 };
-                cost += idx * reach[i] * -all / q;
+                cost += idx * reach[i] * -all;
             } else {
                 // Σ_r cold(r)·reach·e^{(r−1)λ}·hit over the runs with a cold share (the first after the
                 // resident ones on), e^{(r−1)λ} by products of e^λ
+                // (the first cold run may be cold in part; every one after it is wholly cold: a geometric sum)
                 let hit = -la[i].exp_m1();
-                let step = exp_or_zero(la[i]);
                 let first_cold = (tree.resident[i].floor() as u64 + 1).max(1);
-                let mut chance = exp_or_zero(scaled((first_cold - 1) as f64, la[i]));
-                let mut sum = 0.0;
-                for r in first_cold..=runs {
-                    sum += tree.cold(i, r as f64) * chance;
-                    chance *= step;
-                }
-                cost += idx * reach[i] * hit * sum / q;
+                let sum = if first_cold > runs {
+                    0.0
+                } else {
+                    tree.cold(i, first_cold as f64)
+                        * exp_or_zero(scaled((first_cold - 1) as f64, la[i]))
+                        + geometric(scaled(first_cold as f64, la[i]), la[i], runs - first_cold)
+                };
+                cost += idx * reach[i] * hit * sum;
             }
         }
         if !spans[i] {
@@ -915,20 +916,47 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             // Σ_r pass(r)·e^{before_r}·(1 − e^{after_r}·below) with before_r = ln ā_0 + prefix + rλ and
             // after_r = (R − r)λ: e^{before_r} by products of e^λ, and e^{before_r + after_r} is the same
             // for every run
+            // The runs fall in three stretches of one pass cost each: the resident ones (r ≤ ⌊resident⌋), the
+            // one resident in part, and the cold ones after it; e^{before_r} summed over a stretch is a
+            // geometric sum, and e^{before_r} ≥ e^{before_R} ≥ e^{before_R + after_R}·below term by term.
             let start = la[0] + prefix[i];
-            let step = exp_or_zero(la[i]);
             let through = exp_or_zero(start + scaled(runs as f64, la[i])) * below[i];
-            let mut before = exp_or_zero(start) * step;
-            let mut level = 0.0;
-            for r in 1..=runs {
-                level += tree.pass(i, r as f64) * (before - through).max(0.0);
-                before *= step;
-            }
-            level
+            let stretch = |from: u64, to: u64| -> f64 {
+                if from > to {
+                    return 0.0;
+                }
+                let n = to - from + 1;
+                let before = geometric(start + scaled(from as f64, la[i]), la[i], n);
+                tree.pass(i, from as f64) * (before - n as f64 * through).max(0.0)
+            };
+            let resident = (tree.resident[i].floor() as u64).min(runs);
+            let part = resident + 1;
+            stretch(1, resident) + stretch(part, part.min(runs)) + stretch(part + 1, runs)
         };
-        cost += level / q;
+        cost += level;
     }
-    Some(cost)
+    // (every term is over q, the chance the key is stored at all)
+    Some(cost / q)
+}
+
+/// Σ_{j=0}^{n−1} e^{x + jλ} for λ = ln ā ≤ 0 (a key's chance to get past j more runs of a level, from e^x): n
+/// terms of a geometric series, e^x·(e^{nλ} − 1)/(e^λ − 1), n·e^x when λ = 0, and e^x alone when e^λ = 0.
+fn geometric(x: f64, la: f64, n: u64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let first = exp_or_zero(x);
+    if first == 0.0 {
+        return 0.0;
+    }
+    if la == 0.0 {
+        return first * n as f64;
+    }
+    let one = la.exp_m1();
+    if one == -1.0 {
+        return first;
+    }
+    first * scaled(n as f64, la).exp_m1() / one
 }
 
 /// The chance, summed over the `runs` runs of a level, that a lookup reaches run r without having found its key
@@ -3332,6 +3360,35 @@ mod tests {
         let quirky = eval_with(q, &d, &w);
         let fixed = eval(&d, &w);
         assert!(quirky.fence_bytes != fixed.fence_bytes);
+    }
+
+    /// The closed form of a level's geometric sum against its terms added one by one.
+    #[test]
+    fn geometric_is_the_sum_of_its_terms() {
+        let direct = |x: f64, la: f64, n: u64| -> f64 {
+            (0..n).map(|j| exp_or_zero(x + scaled(j as f64, la))).sum()
+        };
+        for &x in &[0.0, -1e-9, -0.3, -7.0, -80.0, -744.0, -800.0] {
+            for &la in &[
+                0.0,
+                -1e-14,
+                -1e-9,
+                -1e-4,
+                -0.05,
+                -0.7,
+                -3.0,
+                -40.0,
+                f64::NEG_INFINITY,
+            ] {
+                for n in [0u64, 1, 2, 3, 7, 31, 47, 223, 1000] {
+                    let (got, want) = (geometric(x, la, n), direct(x, la, n));
+                    assert!(
+                        (got - want).abs() <= 1e-12 * want.abs() + 1e-300,
+                        "x {x}, λ {la}, n {n}: {got} against {want}"
+                    );
+                }
+            }
+        }
     }
 
     proptest! {

@@ -18,7 +18,7 @@
 //! The continuum maps every cost to the fastest configuration at or below it, so more money never buys less;
 //! per provider first, then across providers.
 
-use crate::designs::{Baseline, EvalMemo, Scored, Shape, Shard, Template};
+use crate::designs::{Baseline, EvalMemo, Scored, Shape, Shard, Tally, Template};
 use cosine_cloud_pricing::{quote, Catalog, Provider, Quote, Sla};
 use cosine_cost_model::cpu::PhiLibrary;
 use cosine_cost_model::dist::LshEngine;
@@ -210,7 +210,7 @@ struct Ctx<'a> {
     workload: &'a Workload,
     phi: &'a PhiLibrary,
     opts: &'a SearchOptions,
-    designs: &'a AtomicUsize,
+    designs: &'a Tally,
     memo: &'a EvalMemo,
     shards: &'a ShardMemo,
 }
@@ -473,7 +473,7 @@ fn baseline_frontier_in(
     system: Baseline,
     memo: &EvalMemo,
 ) -> Vec<Config> {
-    let designs = AtomicUsize::new(0);
+    let designs = Tally::default();
     let mut all = Vec::new();
     for provider in searched(catalog, opts) {
         let ctx = Ctx {
@@ -553,7 +553,7 @@ fn provider_configs_in(
     counts: &mut SearchCounts,
     memo: &EvalMemo,
 ) -> Vec<Config> {
-    let designs = AtomicUsize::new(0);
+    let designs = Tally::default();
     let ctx = Ctx {
         catalog,
         provider,
@@ -719,7 +719,7 @@ fn provider_configs_in(
     }
     configs.extend(mixed);
     counts.configurations += configs.len();
-    counts.designs += designs.load(Ordering::Relaxed);
+    counts.designs += designs.get();
     configs
 }
 
@@ -748,7 +748,7 @@ fn warm_anchor_grids(
     memo: &EvalMemo,
 ) {
     // the configurations that use these grids count their designs
-    let designs = AtomicUsize::new(0);
+    let designs = Tally::default();
     let mut seen = std::collections::HashSet::new();
     let mut jobs: Vec<(&Provider, usize, u32)> = Vec::new();
     for provider in searched(catalog, opts) {
@@ -1019,7 +1019,7 @@ mod exhaustive {
         phi: &PhiLibrary,
         opts: &SearchOptions,
     ) -> Vec<Config> {
-        let designs = AtomicUsize::new(0);
+        let designs = Tally::default();
         let memo = EvalMemo::default();
         let ctx = Ctx {
             catalog,
@@ -1103,7 +1103,7 @@ mod exhaustive {
         // and every point the search offers is what the model gives its designs, each priced afresh on its
         // shard (a shard between searched sizes may find a design the whole search does not walk: the
         // exhaustive frontier is a bar to clear, not a ceiling)
-        let designs = AtomicUsize::new(0);
+        let designs = Tally::default();
         let memo = EvalMemo::default();
         let ctx = Ctx {
             catalog: &catalog,
