@@ -295,6 +295,51 @@ fn tag(hash: u64) -> u32 {
     (z >> 32) as u32
 }
 
+/// The first position in the sorted `tags` whose tag is at least `t`. Tags are uniform over `u32` (an avalanched
+/// hash), so the search starts where `t` would lie, `t`·n / 2^32, and gallops outward to bracket the answer
+/// before a binary search inside the bracket: a few probes within a few kilobytes of the start (the k-th of n
+/// uniform tags lies within about √n places of k), where a binary search over the whole array makes log₂ n
+/// probes, the first ones a cache miss each.
+fn first_at_least(tags: &[u32], t: u32) -> usize {
+    let n = tags.len();
+    if n == 0 {
+        return 0;
+    }
+    let below = |x: &u32| *x < t;
+    let guess = ((u64::from(t) * n as u64) >> 32) as usize;
+    if tags[guess] < t {
+        // the answer is in (guess, n]: every tag before `lo` is below t
+        let mut lo = guess + 1;
+        let mut step = 1;
+        loop {
+            let hi = lo + step;
+            if hi >= n {
+                return lo + tags[lo..].partition_point(below);
+            }
+            if tags[hi] >= t {
+                return lo + tags[lo..hi].partition_point(below);
+            }
+            lo = hi + 1;
+            step *= 2;
+        }
+    } else {
+        // the answer is in [0, guess]: the tag at `hi` is at least t
+        let mut hi = guess;
+        let mut step = 1;
+        loop {
+            if hi < step {
+                return tags[..hi].partition_point(below);
+            }
+            let lo = hi - step;
+            if tags[lo] < t {
+                return lo + 1 + tags[lo + 1..hi].partition_point(below);
+            }
+            hi = lo;
+            step *= 2;
+        }
+    }
+}
+
 /// The tag `key` is indexed under in a [`HashIndex`].
 pub fn key_tag(key: &[u8]) -> u32 {
     tag(stable_hash(key))
@@ -345,8 +390,9 @@ impl HashIndex {
     /// Every block that may hold `key`, in block order (one unless keys share its tag).
     pub fn blocks(&self, key: &[u8]) -> impl Iterator<Item = BlockHandle> + '_ {
         let t = tag(stable_hash(key));
-        let lo = self.tags.partition_point(|x| *x < t);
-        let hi = lo + self.tags[lo..].partition_point(|x| *x == t);
+        let lo = first_at_least(&self.tags, t);
+        // (tags are shared by about one key in 2^32 / n: the run of equal ones is walked, not searched)
+        let hi = lo + self.tags[lo..].iter().take_while(|x| **x == t).count();
         self.blocks[lo..hi]
             .iter()
             .map(move |b| self.handles[*b as usize])
@@ -486,6 +532,30 @@ mod tests {
         assert_eq!(f.locate(b"c"), Locate::Block(h(0)));
         assert_eq!(f.locate(b"e"), Locate::Block(h(1)));
         assert_eq!(f.locate(b"z"), Locate::Block(h(2)));
+    }
+
+    proptest! {
+        /// The galloping search finds what a binary search over the whole array finds, for any sorted tags
+        /// (clustered ones too, where the start guess is far off) and any probe.
+        #[test]
+        fn first_at_least_is_the_partition_point(mut tags in proptest::collection::vec(any::<u32>(), 0..400),
+                                                 cluster in any::<bool>(), probe in any::<u32>(), pick in any::<usize>()) {
+            if cluster {
+                // tags crowded into a narrow range, many equal
+                for t in &mut tags {
+                    *t = 1_000_000 + *t % 50;
+                }
+            }
+            tags.sort_unstable();
+            let mut probes = vec![probe, 0, u32::MAX, 1_000_025];
+            if !tags.is_empty() {
+                let t = tags[pick % tags.len()];
+                probes.extend([t, t.wrapping_add(1), t.wrapping_sub(1)]);
+            }
+            for t in probes {
+                prop_assert_eq!(first_at_least(&tags, t), tags.partition_point(|x| *x < t), "tag {}", t);
+            }
+        }
     }
 
     proptest! {
