@@ -890,8 +890,8 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
                 // resident ones on), e^{(r−1)λ} by products of e^λ
                 // (the first cold run may be cold in part; every one after it is wholly cold: a geometric sum)
                 let hit = -la[i].exp_m1();
-                let first_cold = (tree.resident[i].floor() as u64 + 1).max(1);
-                let sum = if first_cold > runs {
+                let first_cold = (tree.resident[i].floor() as u64).saturating_add(1).max(1);
+                let sum = if first_cold > runs || tree.resident[i] >= tree.runs[i] {
                     0.0
                 } else {
                     tree.cold(i, first_cold as f64)

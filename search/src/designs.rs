@@ -784,7 +784,9 @@ impl Shard<'_> {
         ) {
             // Table 1's choices only where they are faster by more than the model's rounding: two choices that
             // leave the same tree are priced alike up to the order of the sums, and then the design runs as built
-            (Some(b), Some(t)) if t.0 < b.0 * (1.0 - TIE) => Some(t),
+            (Some(b), Some(t)) if t.0 < b.0 * (1.0 - TIE) || (b.0.is_nan() && !t.0.is_nan()) => {
+                Some(t)
+            }
             (Some(b), _) => Some(b),
             (None, t) => t,
         }

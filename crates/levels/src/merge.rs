@@ -22,6 +22,8 @@ pub struct RunIter {
     start: Option<Vec<u8>>,
     stats: Option<(Arc<IoStats>, usize, bool)>,
     expect: Option<f64>,
+    /// Entries yielded so far (what a file opened later no longer expects).
+    yielded: u64,
 }
 
 impl RunIter {
@@ -44,11 +46,12 @@ impl RunIter {
             start: start.map(|s| s.to_vec()),
             stats,
             expect: None,
+            yielded: 0,
         }
     }
 
     /// This iterator for a scan that expects `entries` entries from the run: each file it opens reads ahead
-    /// what they take ([`FileIter::expecting`]).
+    /// what those not yet yielded take ([`FileIter::expecting`]).
     pub fn expecting(mut self, entries: f64) -> Self {
         self.expect = Some(entries);
         self
@@ -60,6 +63,7 @@ impl EntryIter for RunIter {
         loop {
             if let Some(it) = &mut self.cur {
                 if let Some(e) = it.next_entry()? {
+                    self.yielded += 1;
                     return Ok(Some(e));
                 }
                 self.cur = None;
@@ -69,7 +73,7 @@ impl EntryIter for RunIter {
             };
             let it = FileIter::new(f, self.start.as_deref(), self.stats.clone())?;
             self.cur = Some(match self.expect {
-                Some(entries) => it.expecting(entries),
+                Some(entries) => it.expecting(entries - self.yielded as f64),
                 None => it,
             });
         }

@@ -159,13 +159,18 @@ impl Inner {
                 chunk,
             ))));
         }
-        // a scan of a known length expects each run to hold its share of the entries it yields
-        let stored: u64 = version
-            .levels
-            .iter()
-            .flat_map(|l| &l.runs)
-            .map(|r| r.entries())
-            .sum();
+        // A scan of a known length expects each run to hold its share of the entries it yields (its entries over
+        // all the runs': versions and tombstones counted, a heuristic). A limit at or above everything stored
+        // says nothing of the scan's length (a range read whole, `usize::MAX`): no hint then.
+        let expect = expect.and_then(|n| {
+            let stored: u64 = version
+                .levels
+                .iter()
+                .flat_map(|l| &l.runs)
+                .map(|r| r.entries())
+                .sum();
+            (stored > 0 && (n as u64) < stored).then_some((n as f64, stored as f64))
+        });
         for (i, level) in version.levels.iter().enumerate() {
             for run in &level.runs {
                 let it = RunIter::new(
@@ -174,10 +179,8 @@ impl Inner {
                     Some((self.stats.clone(), i + 1, false)),
                 );
                 sources.push(Source::Run(match expect {
-                    Some(n) if stored > 0 => {
-                        it.expecting(n as f64 * run.entries() as f64 / stored as f64)
-                    }
-                    _ => it,
+                    Some((n, stored)) => it.expecting(n * run.entries() as f64 / stored),
+                    None => it,
                 }));
             }
         }

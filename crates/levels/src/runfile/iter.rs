@@ -114,7 +114,9 @@ impl FileIter {
         let end = h.offset + u64::from(h.len);
         if self.read == 1 && self.first_window > 0 {
             let window = self.first_window;
-            self.file.prefetch(end, window);
+            // one request for this block and the window after it: the block the scan reads now is not held
+            // up behind a separate request for the rest
+            self.file.prefetch(h.offset, end - h.offset + window);
             self.ahead = (
                 end + window,
                 (window * 2).clamp(SCAN_READAHEAD_START, SCAN_READAHEAD_MAX),
