@@ -57,11 +57,12 @@ fn splitmix(x: &mut u64) -> u64 {
 }
 
 /// The body of record `n`'s value at `version`: printable letters, as YCSB's values are, 8 from each number of a
-/// splitmix stream seeded by the two. Whole 8-byte chunks are mapped as fixed-size arrays (the harness fills or
-/// checks a value on every operation, so its cost is taken from the engines it measures: 0.47 µs a 1,000-byte
-/// value here, against 0.78 µs chunk by variable-length chunk, with the same bytes).
+/// splitmix stream seeded by the two and by the body's length (so a value cut short is a different body, never
+/// a prefix that checks). Whole 8-byte chunks are mapped as fixed-size arrays (the harness fills or checks a
+/// value on every operation, so its cost is taken from the engines it measures: 0.47 µs a 1,000-byte value
+/// here, against 0.78 µs chunk by variable-length chunk).
 fn fill(n: u64, version: u64, out: &mut [u8]) {
-    let mut state = n.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ version;
+    let mut state = seed(n, version, out.len());
     let mut chunks = out.chunks_exact_mut(8);
     for chunk in &mut chunks {
         let r = splitmix(&mut state).to_le_bytes();
@@ -78,6 +79,13 @@ fn fill(n: u64, version: u64, out: &mut [u8]) {
     }
 }
 
+/// The stream's seed for a body of `len` bytes of record `n` at `version`.
+fn seed(n: u64, version: u64, len: usize) -> u64 {
+    n.wrapping_mul(0xD6E8_FEB8_6659_FD93)
+        ^ version
+        ^ (len as u64).wrapping_mul(0xA076_1D64_78BD_642F)
+}
+
 #[inline(always)]
 fn letter(b: u8) -> u8 {
     b'a' + b % 26
@@ -86,7 +94,7 @@ fn letter(b: u8) -> u8 {
 /// Whether `body` is what [`fill`] writes for record `n` at `version`, compared a chunk at a time without
 /// building the expected bytes.
 fn filled(n: u64, version: u64, body: &[u8]) -> bool {
-    let mut state = n.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ version;
+    let mut state = seed(n, version, body.len());
     let mut chunks = body.chunks_exact(8);
     for chunk in &mut chunks {
         let r = splitmix(&mut state).to_le_bytes();
@@ -103,11 +111,21 @@ fn filled(n: u64, version: u64, body: &[u8]) -> bool {
     rest.iter().zip(r).all(|(&o, b)| o == letter(b))
 }
 
+/// Bits of the header's version word below the value's length (a version is far below 2^40).
+const LENGTH_SHIFT: u32 = 40;
+
+/// The header's version word of a `len`-byte value: the version with the length folded into its top bits, so
+/// that a value cut short or grown decodes to a version that was never written.
+fn version_word(version: u64, len: usize) -> u64 {
+    version ^ ((len as u64) << LENGTH_SHIFT)
+}
+
 /// The value of record `n` at `version`, `len` bytes long (at least [`HEADER_BYTES`]).
 pub fn make_value(n: u64, version: u64, len: usize) -> Vec<u8> {
     let mut v = vec![0u8; len.max(HEADER_BYTES)];
+    let word = version_word(version, v.len());
     v[..8].copy_from_slice(&n.to_le_bytes());
-    v[8..16].copy_from_slice(&version.to_le_bytes());
+    v[8..16].copy_from_slice(&word.to_le_bytes());
     fill(n, version, &mut v[HEADER_BYTES..]);
     v
 }
@@ -118,7 +136,14 @@ pub fn check_value(value: &[u8]) -> Result<(u64, u64), String> {
         return Err(format!("a value of {} bytes has no header", value.len()));
     }
     let n = u64::from_le_bytes(value[..8].try_into().unwrap_or_default());
-    let version = u64::from_le_bytes(value[8..16].try_into().unwrap_or_default());
+    let word = u64::from_le_bytes(value[8..16].try_into().unwrap_or_default());
+    let version = version_word(word, value.len());
+    if version >> LENGTH_SHIFT != 0 {
+        return Err(format!(
+            "record {n}: a value of {} bytes whose header says another length",
+            value.len()
+        ));
+    }
     if !filled(n, version, &value[HEADER_BYTES..]) {
         return Err(format!(
             "the bytes of record {n} version {version} are damaged"
@@ -287,11 +312,10 @@ mod tests {
     }
 
     #[test]
-    fn values_are_the_letters_they_always_were_and_every_damaged_byte_is_caught() {
-        // the bytes of the generator before whole chunks were mapped as arrays (values loaded by an earlier
-        // build check alike)
+    fn values_are_letters_and_every_damaged_byte_or_cut_is_caught() {
+        // the letters chunk by chunk, as the generator made them before whole chunks were mapped as arrays
         let old = |n: u64, version: u64, len: usize| {
-            let mut state = n.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ version;
+            let mut state = seed(n, version, len);
             let mut out = vec![0u8; len];
             for chunk in out.chunks_mut(8) {
                 let r = splitmix(&mut state).to_le_bytes();
@@ -314,6 +338,13 @@ mod tests {
                 bad[pos] ^= 0x20;
                 assert!(check_value(&bad).is_err(), "{len} bytes, byte {pos}");
             }
+            // a value cut short (or grown) is caught too, whatever is left of it
+            for cut in HEADER_BYTES..len {
+                assert!(check_value(&v[..cut]).is_err(), "{len} bytes cut to {cut}");
+            }
+            let mut longer = v.clone();
+            longer.extend_from_slice(b"abcdefgh");
+            assert!(check_value(&longer).is_err(), "{len} bytes grown");
         }
     }
 
