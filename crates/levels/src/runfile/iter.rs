@@ -42,13 +42,17 @@ pub struct FileIter {
     ahead: (u64, u64),
     /// Bytes to read ahead at the first block (0: the window grows from the second block).
     first_window: u64,
+    /// Where the data blocks end, when the file's fences are in memory: no scan reads ahead past them (into
+    /// the index and filter sections, held in memory already).
+    data_end: Option<u64>,
 }
 
 /// The readahead, in bytes past the block a scan starts in, that reaches the blocks of `entries` entries of a
-/// file described by `meta` (a scan may start anywhere in its first block, so as many blocks again as the
-/// entries fill), at most [`SCAN_READAHEAD_MAX`]; 0 when they fit in one block or the file says nothing of its
-/// blocks (the window then grows as it always does).
-pub fn expected_readahead(entries: f64, meta: &FileMeta) -> u64 {
+/// file described by `meta` whose data blocks take `data_bytes` (None: unknown, the whole file's bytes are
+/// used, index and filters included, a little more), as many blocks again as the entries fill (a scan may start
+/// anywhere in its first block), at most [`SCAN_READAHEAD_MAX`]; 0 when they fit in one block or the file says
+/// nothing of its blocks (the window then grows as it always does).
+pub fn expected_readahead(entries: f64, meta: &FileMeta, data_bytes: Option<u64>) -> u64 {
     if meta.data_blocks == 0 || meta.entries == 0 || entries.is_nan() {
         return 0;
     }
@@ -56,8 +60,7 @@ pub fn expected_readahead(entries: f64, meta: &FileMeta) -> u64 {
     if entries <= per_block {
         return 0;
     }
-    // the file's bytes a data block, its index blocks included: a little more than the data blocks alone
-    let block = meta.size as f64 / f64::from(meta.data_blocks);
+    let block = data_bytes.unwrap_or(meta.size) as f64 / f64::from(meta.data_blocks);
     ((entries / per_block).ceil() * block).min(SCAN_READAHEAD_MAX as f64) as u64
 }
 
@@ -90,13 +93,17 @@ impl FileIter {
             read: 0,
             ahead: (0, SCAN_READAHEAD_START),
             first_window: 0,
+            data_end: None,
         })
     }
 
     /// This iterator for a scan that expects `entries` entries from the file: it reads ahead
     /// [`expected_readahead`] bytes at its first block, then grows its window from there.
     pub fn expecting(mut self, entries: f64) -> Self {
-        self.first_window = expected_readahead(entries, &self.file.meta);
+        if let Blocks::Resident { fences, .. } = &self.blocks {
+            self.data_end = fences.handles().last().map(|h| h.offset + u64::from(h.len));
+        }
+        self.first_window = expected_readahead(entries, &self.file.meta, self.data_end);
         self
     }
 
@@ -113,7 +120,10 @@ impl FileIter {
         }
         let end = h.offset + u64::from(h.len);
         if self.read == 1 && self.first_window > 0 {
-            let window = self.first_window;
+            // (never past the data blocks, where they are known)
+            let window = self.data_end.map_or(self.first_window, |d| {
+                self.first_window.min(d.saturating_sub(end))
+            });
             // one request for this block and the window after it: the block the scan reads now is not held
             // up behind a separate request for the rest
             self.file.prefetch(h.offset, end - h.offset + window);

@@ -242,23 +242,30 @@ fn a_scan_of_known_length_reads_ahead_what_its_entries_take() {
     f.set_residency(true, false).unwrap();
     let meta = &f.meta;
     let per_block = meta.entries as f64 / f64::from(meta.data_blocks);
-    let block = meta.size as f64 / f64::from(meta.data_blocks);
+    let data_end = f
+        .resident_fences()
+        .unwrap()
+        .handles()
+        .last()
+        .map(|h| h.offset + u64::from(h.len))
+        .unwrap();
+    assert!(data_end < meta.size);
+    let block = data_end as f64 / f64::from(meta.data_blocks);
     assert!(per_block > 2.0 && meta.data_blocks > 20, "{meta:?}");
+    let ahead = |entries: f64| super::expected_readahead(entries, meta, Some(data_end));
     // entries that fit in the block the scan starts in: nothing ahead of it
-    assert_eq!(super::expected_readahead(per_block, meta), 0);
-    assert_eq!(super::expected_readahead(0.5, meta), 0);
-    // more: as many blocks again as they fill, whole
-    let ahead = super::expected_readahead(3.5 * per_block, meta);
-    assert_eq!(ahead, (4.0 * block) as u64);
+    assert_eq!(ahead(per_block), 0);
+    assert_eq!(ahead(0.5), 0);
+    // more: as many blocks again as they fill, whole, of the data blocks' size (the whole file's when the data
+    // blocks' end is unknown)
+    assert_eq!(ahead(3.5 * per_block), (4.0 * block) as u64);
+    assert!(super::expected_readahead(3.5 * per_block, meta, None) > ahead(3.5 * per_block));
     // never more than the most a scan reads ahead, and nothing for a file that says nothing of its blocks
-    assert_eq!(
-        super::expected_readahead(1e9, meta),
-        super::iter::SCAN_READAHEAD_MAX
-    );
+    assert_eq!(ahead(1e9), super::iter::SCAN_READAHEAD_MAX);
     let mut empty = meta.clone();
     empty.data_blocks = 0;
-    assert_eq!(super::expected_readahead(100.0, &empty), 0);
-    assert_eq!(super::expected_readahead(f64::NAN, meta), 0);
+    assert_eq!(super::expected_readahead(100.0, &empty, None), 0);
+    assert_eq!(ahead(f64::NAN), 0);
     // the readahead changes what the OS is asked for, never what the scan sees or the blocks it counts
     for start in [None, Some(&b"key000301"[..])] {
         let seen = |expect: Option<f64>| {
