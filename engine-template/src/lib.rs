@@ -28,7 +28,7 @@ pub mod template;
 pub mod wal;
 
 pub use cosine_design::{Design, DesignClass};
-pub use cosine_levels::thread_read_blocks;
+pub use cosine_levels::{thread_read_blocks, SCAN_READAHEAD_MAX};
 pub use engine::{Engine, Options, Range, Snapshot};
 pub use error::{Error, Result};
 pub use parts::Parts;

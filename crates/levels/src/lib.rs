@@ -23,6 +23,6 @@ pub use cosine_design::simulate;
 pub use cosine_design::tree_view as shape;
 pub use cosine_fence_pointers::IndexKind;
 pub use error::{Error, Result};
-pub use runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions};
+pub use runfile::{Entry, FileMeta, RunFile, RunFileWriter, WriterOptions, SCAN_READAHEAD_MAX};
 pub use stats::{thread_read_blocks, IoStats, LevelSnapshot};
 pub use version::{Level, Run, Version};

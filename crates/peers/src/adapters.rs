@@ -235,9 +235,6 @@ pub(crate) mod peers {
         scan_entry_bytes: std::sync::atomic::AtomicU64,
     }
 
-    /// The most a scan asks RocksDB to read ahead: the most our engine's scans read ahead in one file.
-    const SCAN_READAHEAD_MAX: u64 = 256 << 10;
-
     /// When RocksDB stops or slows writes: its memtable limit and level-0 triggers, level 0 counted in files
     /// (level style) or sorted runs (universal style). The default is RocksDB's own, with the two memtables
     /// the peer benchmark's options set.
@@ -461,7 +458,10 @@ pub(crate) mod peers {
             let mut read = rocksdb::ReadOptions::default();
             let entry = self.scan_entry_bytes.load(Relaxed);
             if entry > 0 && n > 1 {
-                read.set_readahead_size((n as u64 * entry).min(SCAN_READAHEAD_MAX) as usize);
+                // (at most what our engine's scans read ahead in one file)
+                read.set_readahead_size(
+                    (n as u64 * entry).min(cosine_engine::SCAN_READAHEAD_MAX) as usize
+                );
             }
             let it = self.db.iterator_opt(
                 rocksdb::IteratorMode::From(start, rocksdb::Direction::Forward),

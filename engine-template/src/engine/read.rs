@@ -163,12 +163,7 @@ impl Inner {
         // all the runs': versions and tombstones counted, a heuristic). A limit at or above everything stored
         // says nothing of the scan's length (a range read whole, `usize::MAX`): no hint then.
         let expect = expect.and_then(|n| {
-            let stored: u64 = version
-                .levels
-                .iter()
-                .flat_map(|l| &l.runs)
-                .map(|r| r.entries())
-                .sum();
+            let stored = version.entries();
             (stored > 0 && (n as u64) < stored).then_some((n as f64, stored as f64))
         });
         for (i, level) in version.levels.iter().enumerate() {

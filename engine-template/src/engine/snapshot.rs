@@ -61,10 +61,19 @@ impl Snapshot {
 
     /// The entries with keys in `range` as of the snapshot, in key order, streamed.
     pub fn range<R: RangeBounds<Vec<u8>>>(&self, range: R) -> Result<Range> {
+        self.range_expecting(range, None)
+    }
+
+    /// [`Snapshot::range`] for a scan that expects `expect` entries (the readahead's hint).
+    fn range_expecting<R: RangeBounds<Vec<u8>>>(
+        &self,
+        range: R,
+        expect: Option<usize>,
+    ) -> Result<Range> {
         let start = range.start_bound().map(|k| k.as_slice());
         let end = range.end_bound().map(|k| k.as_slice());
         self.inner
-            .range(&self.buffers, &self.version, start, end, 64, None)
+            .range(&self.buffers, &self.version, start, end, 64, expect)
     }
 
     /// Up to `limit` entries with keys in `range` as of the snapshot, in key order, read ahead as
@@ -74,10 +83,7 @@ impl Snapshot {
         range: R,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let start = range.start_bound().map(|k| k.as_slice());
-        let end = range.end_bound().map(|k| k.as_slice());
-        self.inner
-            .range(&self.buffers, &self.version, start, end, 64, Some(limit))?
+        self.range_expecting(range, Some(limit))?
             .take(limit)
             .collect()
     }

@@ -20,7 +20,7 @@ mod reader;
 mod tests;
 mod writer;
 
-pub use iter::{expected_readahead, FileIter};
+pub use iter::{expected_readahead, FileIter, SCAN_READAHEAD_MAX};
 pub use writer::RunFileWriter;
 
 use crate::error::{io, Error, Result};
