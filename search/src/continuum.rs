@@ -585,12 +585,7 @@ fn provider_configs_in(
     // IOPS, as the mixes' bound scales it, is slower than the fastest anchor configuration of at most its
     // cost. A deferred count is scored after all if its type is on the homogeneous frontier (the mixes are
     // searched from those types' shards); the others' never are.
-    let anchor_front = frontier(
-        anchor_results
-            .iter()
-            .filter_map(|(_, r)| r.clone())
-            .collect(),
-    );
+    let anchor_front = frontier(anchor_results.iter().filter_map(|(_, r)| r.clone()).collect());
     let anchor_at: std::collections::HashMap<(usize, u32), &Config> = anchor_results
         .iter()
         .filter_map(|(k, r)| Some((*k, r.as_ref()?)))
