@@ -6,8 +6,7 @@
 //! operations in proportion to its memory; its best design comes from [`crate::designs`]; a configuration's
 //! latency is its slowest VM's. Full design searches run for counts 1, 2, 4, 8, … of each type (the anchors); a
 //! shard between two anchors' sizes searches the three fastest shapes of each, across the size ratios between
-//! them, unless a lower bound (the larger anchor of its type scaled to its shard) shows it slower than an anchor
-//! configuration of at most its cost: such a count is searched only if its type is on the frontier. Mixes of two of the types on the homogeneous frontier are scored unless a lower bound shows they cannot
+//! them. Mixes of two of the types on the homogeneous frontier are scored unless a lower bound shows they cannot
 //! beat the homogeneous configuration their money buys. The `exhaustive` tests hold this against every count and
 //! every mix, fully searched, on a small catalog.
 //!
@@ -580,36 +579,7 @@ fn provider_configs_in(
         .flat_map_iter(|&i| anchors.iter().map(move |&a| (i, a)))
         .filter_map(|(i, a)| Some(((i, a), ctx.top_shapes(i, a, REFIT_SHAPES)?)))
         .collect();
-    // A count between anchors is deferred when a lower bound on its latency shows that it cannot be on the
-    // frontier: the next larger anchor of its type (fewer entries a VM) scaled to this shard's entries and
-    // IOPS, as the mixes' bound scales it, is slower than the fastest anchor configuration of at most its
-    // cost. A deferred count is scored after all if its type is on the homogeneous frontier (the mixes are
-    // searched from those types' shards); the others' never are.
-    let anchor_front = frontier(anchor_results.iter().filter_map(|(_, r)| r.clone()).collect());
-    let anchor_at: std::collections::HashMap<(usize, u32), &Config> = anchor_results
-        .iter()
-        .filter_map(|(k, r)| Some((*k, r.as_ref()?)))
-        .collect();
-    let cannot_lead = |i: usize, c: u32| -> bool {
-        let Some(q) = ctx.price(&[(i, c)]) else {
-            return false;
-        };
-        let Some((b, anchor)) = anchors
-            .iter()
-            .find(|&&b| b > c)
-            .and_then(|&b| Some((b, *anchor_at.get(&(i, b))?)))
-        else {
-            return false;
-        };
-        let bound = anchor.latency_s * b as f64 / c as f64
-            * (anchor.parts[0].iops / q.iops_per_vm[0]).min(1.0);
-        best_within(&anchor_front, q.total_usd).is_some_and(|h| h.latency_s < bound)
-    };
-    let between = |i: usize, c: u32| -> Option<Config> {
-        let shapes = ctx.shapes_between(i, workload.entries as f64 / c as f64, &anchors, &tops);
-        ctx.score(&[(i, c)], &[shapes])
-    };
-    let rest: Vec<Result<Config, (usize, u32)>> = types
+    let rest: Vec<Config> = types
         .par_iter()
         .flat_map_iter(|&i| {
             (1..=opts.max_vms)
@@ -617,18 +587,14 @@ fn provider_configs_in(
                 .map(move |c| (i, c))
         })
         .filter_map(|(i, c)| {
-            if cannot_lead(i, c) {
-                Some(Err((i, c)))
-            } else {
-                between(i, c).map(Ok)
-            }
+            let shapes = ctx.shapes_between(i, workload.entries as f64 / c as f64, &anchors, &tops);
+            ctx.score(&[(i, c)], &[shapes])
         })
         .collect();
-    let deferred: Vec<(usize, u32)> = rest.iter().filter_map(|r| r.clone().err()).collect();
     let mut configs: Vec<Config> = anchor_results
         .iter()
         .filter_map(|(_, r)| r.clone())
-        .chain(rest.into_iter().filter_map(Result::ok))
+        .chain(rest)
         .collect();
     // mixed configurations of two types on the homogeneous frontier, where an estimate says they may help
     let homogeneous = frontier(configs.clone());
@@ -641,13 +607,6 @@ fn provider_configs_in(
         }
     }
     on_frontier.truncate(6);
-    // the deferred counts of the types the mixes are made of
-    let late: Vec<Config> = deferred
-        .par_iter()
-        .filter(|(i, _)| on_frontier.contains(i))
-        .filter_map(|&(i, c)| between(i, c))
-        .collect();
-    configs.extend(late);
     // per VM type: its homogeneous configurations' (shard entries, latency, IOPS per VM), by shard size
     let mut by_type: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); provider.vms.len()];
     for c in configs.iter().filter(|c| c.parts.len() == 1) {
