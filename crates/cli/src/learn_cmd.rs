@@ -51,6 +51,9 @@ pub struct EvaluateArgs {
     /// What the tunings and the random search score by.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Rtune)]
     objective: ObjectiveArg,
+    /// How each tuning's genetic search scores the surrogate's predictions.
+    #[arg(long, value_enum, default_value_t = FitnessArg::Geometric)]
+    fitness: FitnessArg,
     /// Training passes of each surrogate.
     #[arg(long, default_value_t = 300)]
     epochs: usize,
@@ -81,6 +84,24 @@ pub enum ObjectiveArg {
     Rtune,
     /// Device I/Os per operation against the defaults' (repeatable where times are noisy).
     Ios,
+}
+
+/// How the genetic search scores the surrogate's predicted ratios to the defaults.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum FitnessArg {
+    /// RTune's Eq. 2: the mean of the time, rate, write- and space-amplification ratios.
+    Mean,
+    /// Eq. 4: their geometric mean, what measured configurations are scored by.
+    Geometric,
+}
+
+impl FitnessArg {
+    fn get(self) -> cosine_learn::tune::Fitness {
+        match self {
+            FitnessArg::Mean => cosine_learn::tune::Fitness::Mean,
+            FitnessArg::Geometric => cosine_learn::tune::Fitness::Geometric,
+        }
+    }
 }
 
 /// How the target is matched to the repository's workloads.
@@ -123,6 +144,9 @@ pub struct TuneArgs {
     /// What configurations are scored by.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Rtune)]
     objective: ObjectiveArg,
+    /// How the genetic search scores the surrogate's predictions.
+    #[arg(long, value_enum, default_value_t = FitnessArg::Geometric)]
+    fitness: FitnessArg,
     /// How the target is matched.
     #[arg(long, value_enum, default_value_t = MatchingArg::Combined)]
     matching: MatchingArg,
@@ -414,6 +438,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             ObjectiveArg::Rtune => Objective::Rtune,
             ObjectiveArg::Ios => Objective::Ios,
         },
+        fitness: a.fitness.get(),
         matching: match a.matching {
             MatchingArg::Combined => Matching::Combined,
             MatchingArg::Nearest => Matching::Nearest,
@@ -651,6 +676,7 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
                     ObjectiveArg::Rtune => Objective::Rtune,
                     ObjectiveArg::Ios => Objective::Ios,
                 },
+                fitness: a.fitness.get(),
                 matching: Matching::Combined,
             };
             let r = evaluate_target(m, &runs, &template, a.repeats, &mut |line| {

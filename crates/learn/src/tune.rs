@@ -13,8 +13,9 @@
 //! 6. Verify: the `verify` best distinct candidates are measured on the target; the best configuration measured
 //!    on the target, candidates and probes alike, is returned.
 //!
-//! Scores: the fitness is RTune's Eq. 2 with equal weights (the mean of T_D/T, R/R_D, WA_D/WA, SA_D/SA); a
-//! measured configuration is reported by Eq. 4 (their geometric mean), or, with [`Objective::Ios`], by the
+//! Scores: the fitness is RTune's Eq. 2 with equal weights (the mean of T_D/T, R/R_D, WA_D/WA, SA_D/SA) or, with
+//! [`Fitness::Geometric`], Eq. 4, each predicted ratio kept within the range of the rows the network was
+//! trained on; a measured configuration is reported by Eq. 4 (their geometric mean), or, with [`Objective::Ios`], by the
 //! defaults' I/Os per operation over its own (repeatable where times are noisy).
 
 use crate::collect::{measure_one, Config, Measurer};
@@ -73,6 +74,8 @@ pub struct TuneSpec {
     pub min_rank_correlation: f64,
     /// What a configuration is scored by.
     pub objective: Objective,
+    /// How the genetic search scores the surrogate's predictions (RTune's objective).
+    pub fitness: Fitness,
     /// How the combined workload is made.
     pub matching: Matching,
 }
@@ -97,9 +100,10 @@ pub struct Candidate {
     pub source: Source,
     /// The configuration's id.
     pub config: String,
-    /// The surrogate's fitness (Eq. 2), for candidates of the search.
+    /// The surrogate's fitness (Eq. 2 or Eq. 4, as the spec's [`Fitness`]), for candidates of the search.
     pub predicted_fitness: Option<f64>,
-    /// The surrogate's predicted ratios to the defaults: time, rate, WA, SA, I/Os.
+    /// The surrogate's predicted ratios to the defaults (time, rate, WA, SA, I/Os), each within the range of
+    /// the rows it was trained on, as the search saw them.
     pub predicted_ratios: Option<Vec<f64>>,
     /// The measured ratios: time, rate, WA, SA, I/Os.
     pub measured_ratios: Vec<f64>,
@@ -173,11 +177,24 @@ pub fn measured_score(r: &[f64; 5], objective: Objective) -> f64 {
     }
 }
 
-/// The search's fitness from ratios: RTune's Eq. 2 with equal weights, or the I/O ratio.
-pub fn fitness(r: &[f64], objective: Objective) -> f64 {
-    match objective {
-        Objective::Rtune => r[..4].iter().sum::<f64>() / 4.0,
-        Objective::Ios => r[4],
+/// How the genetic search scores a configuration from the surrogate's predicted ratios to the defaults under
+/// RTune's objective (the I/O objective scores by the I/O ratio either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fitness {
+    /// RTune's Eq. 2 with equal weights: the mean of the four ratios. One ratio the network extrapolates far
+    /// (a write amplification 100 times the defaults') carries the mean whatever the other three say.
+    Mean,
+    /// Eq. 4, the geometric mean of the four: what a measured configuration is scored by.
+    Geometric,
+}
+
+/// The search's fitness from ratios: RTune's Eq. 2 with equal weights or Eq. 4 (`how`), or the I/O ratio.
+pub fn fitness(r: &[f64], objective: Objective, how: Fitness) -> f64 {
+    match (objective, how) {
+        (Objective::Rtune, Fitness::Mean) => r[..4].iter().sum::<f64>() / 4.0,
+        (Objective::Rtune, Fitness::Geometric) => (r[0] * r[1] * r[2] * r[3]).powf(0.25),
+        (Objective::Ios, _) => r[4],
     }
 }
 
@@ -479,9 +496,30 @@ pub fn tune(
             .flat_map(|&i| std::iter::repeat_n(v[i].clone(), copies[i].max(1)))
             .collect()
     };
+    // A prediction is kept within the outcomes the rows the network was trained on hold (per outcome, the
+    // least and the greatest log-ratio): it knows nothing beyond them, and the search would otherwise chase
+    // the direction it extrapolates furthest. Measured rows are scored as they are.
+    let range_of = |idx: &[usize]| -> Vec<(f64, f64)> {
+        let outputs = y.first().map_or(0, Vec::len);
+        let mut r = vec![(f64::INFINITY, f64::NEG_INFINITY); outputs];
+        for &i in idx {
+            for (j, v) in y[i].iter().enumerate().take(outputs) {
+                r[j] = (r[j].0.min(*v), r[j].1.max(*v));
+            }
+        }
+        r
+    };
+    let score_within = |logr: &[f64], range: &[(f64, f64)]| {
+        let r: Vec<f64> = logr
+            .iter()
+            .zip(range)
+            .map(|(v, (lo, hi))| v.clamp(*lo, *hi).exp())
+            .collect();
+        fitness(&r, spec.objective, spec.fitness)
+    };
     let score_of = |logr: &[f64]| {
         let r: Vec<f64> = logr.iter().map(|v| v.exp()).collect();
-        fitness(&r, spec.objective)
+        fitness(&r, spec.objective, spec.fitness)
     };
     progress(&format!(
         "checking the surrogate: {FOLDS}-fold cross-validation over {} configurations ({} distinct runs, {} rows with repeats)",
@@ -498,6 +536,7 @@ pub fn tune(
             continue;
         }
         let net = Surrogate::train(&expand(&train, &x), &expand(&train, &y), spec.train)?;
+        let range = range_of(&train);
         for c in configs.iter().filter(|c| fold_of[**c] == fold) {
             let mine: Vec<usize> = test
                 .iter()
@@ -511,7 +550,7 @@ pub fn tune(
                 .sum::<f64>()
                 / weight.max(1.0);
             let p = net.predict(&[x[mine[0]].clone()])?;
-            predicted.push(score_of(&p[0]));
+            predicted.push(score_within(&p[0], &range));
             actual.push(mean);
         }
     }
@@ -528,6 +567,7 @@ pub fn tune(
     }
     let all: Vec<usize> = (0..rows.len()).collect();
     let net = Surrogate::train(&expand(&all, &x), &expand(&all, &y), spec.train)?;
+    let range = range_of(&all);
     // 5. search
     progress(&format!(
         "genetic search: {} generations of {}",
@@ -559,7 +599,7 @@ pub fn tune(
             })
             .collect();
         match net.predict(&inputs) {
-            Ok(out) => out.iter().map(|o| score_of(o)).collect(),
+            Ok(out) => out.iter().map(|o| score_within(o, &range)).collect(),
             Err(_) => vec![f64::NEG_INFINITY; batch.len()],
         }
     };
@@ -577,10 +617,12 @@ pub fn tune(
         if use_feature {
             input.push(scale(model_feature(&p)));
         }
-        let predicted_ratios = net
-            .predict(&[input])?
-            .first()
-            .map(|o| o.iter().map(|v| v.exp()).collect());
+        let predicted_ratios = net.predict(&[input])?.first().map(|o| {
+            o.iter()
+                .zip(&range)
+                .map(|(v, (lo, hi))| v.clamp(*lo, *hi).exp())
+                .collect()
+        });
         let r = measure_one(m, &spec.target, &c, spec.memory, spec.seed)?;
         let rt = ratios(&r.outcome, &defaults.outcome);
         candidates.push(Candidate {
@@ -642,7 +684,12 @@ mod tests {
         assert_eq!(r, [2.0, 2.0, 2.0, 1.0, 2.0]);
         // Eq. 4: the geometric mean of the four; Eq. 2: their mean; the I/O objective: the I/O ratio
         assert!((measured_score(&r, Objective::Rtune) - 8f64.powf(0.25)).abs() < 1e-12);
-        assert!((fitness(&r, Objective::Rtune) - 1.75).abs() < 1e-12);
+        assert!((fitness(&r, Objective::Rtune, Fitness::Mean) - 1.75).abs() < 1e-12);
+        assert_eq!(
+            fitness(&r, Objective::Rtune, Fitness::Geometric),
+            measured_score(&r, Objective::Rtune)
+        );
+        assert_eq!(fitness(&r, Objective::Ios, Fitness::Mean), 2.0);
         assert_eq!(measured_score(&r, Objective::Ios), 2.0);
         // the defaults against themselves score 1
         assert_eq!(measured_score(&ratios(&d, &d), Objective::Rtune), 1.0);

@@ -411,6 +411,7 @@ mod tests {
             },
             min_rank_correlation: -1.0,
             objective: cosine_learn::tune::Objective::Rtune,
+            fitness: cosine_learn::tune::Fitness::Mean,
             matching: cosine_learn::tune::Matching::Combined,
         };
         let t = cosine_learn::tune::tune(&m, &runs, &spec, &mut |_| {}).unwrap();
