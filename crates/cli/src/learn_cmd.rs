@@ -688,7 +688,7 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
         }
     }
     let doc = serde_json::to_string_pretty(&serde_json::json!({
-        "repository": repo.file(), "memory": memory, "records": records, "operations": ops,
+        "repository": repo.file(), "fitness": a.fitness.get(), "memory": memory, "records": records, "operations": ops,
         "repeats": a.repeats, "seeds": seeds, "results": all,
     }))?;
     if let Some(path) = &a.json_out {

@@ -2,7 +2,7 @@
 //! method picks a configuration, and the picks are then measured side by side.
 //!
 //! Methods: the engine's defaults (the baseline), the analytical model's pick, `tune` (the tuning pipeline as
-//! `cosine learn tune` runs it: RTune as published), `tune+model` (the same with the analytical model's
+//! `cosine learn tune` runs it: RTune's pipeline, with the departures `tune` lists), `tune+model` (the same with the analytical model's
 //! predicted I/Os among the surrogate's inputs), `nearest` (the nearest basic workload alone instead of the
 //! combined one), `best-probe` (the best of the repository configurations `tune` probed the target with: what
 //! the repository alone gives, without the network and the search), and `random` (uniform random

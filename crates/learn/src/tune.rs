@@ -7,16 +7,18 @@
 //!    those same configurations; Mahalanobis distances; weights (RTune §3.2.2), or the nearest workload alone.
 //! 3. Combine: each basic workload gives its round(w_i · n) best runs (best against its own defaults).
 //! 4. Learn: the surrogate maps a configuration (and, unless turned off, the analytical model's predicted I/Os
-//!    on the target) to its outcomes as log-ratios to its workload's defaults; a fifth of the rows is held out
-//!    and the pipeline refuses to go on when the surrogate's rank correlation there is below the floor.
+//!    on the target) to its outcomes as log-ratios to its workload's defaults; a 5-fold cross-validation by
+//!    configuration checks it, and the pipeline refuses to go on when the surrogate's rank correlation on
+//!    configurations it did not see is below the floor.
 //! 5. Search: RTune's genetic algorithm over the knob space with the surrogate's score as fitness.
 //! 6. Verify: the `verify` best distinct candidates are measured on the target; the best configuration measured
 //!    on the target, candidates and probes alike, is returned.
 //!
-//! Scores: the fitness is RTune's Eq. 2 with equal weights (the mean of T_D/T, R/R_D, WA_D/WA, SA_D/SA) or, with
-//! [`Fitness::Geometric`], Eq. 4, each predicted ratio kept within the range of the rows the network was
-//! trained on; a measured configuration is reported by Eq. 4 (their geometric mean), or, with [`Objective::Ios`], by the
-//! defaults' I/Os per operation over its own (repeatable where times are noisy).
+//! Scores: the search's fitness is [`Fitness::Geometric`], Eq. 4 (the geometric mean of T_D/T, R/R_D, WA_D/WA,
+//! SA_D/SA; `cosine learn`'s default), or [`Fitness::Mean`], RTune's Eq. 2 with equal weights (their mean), each
+//! predicted ratio kept within the range of the rows the network was trained on; a measured configuration is
+//! reported by Eq. 4, or, with [`Objective::Ios`], by the defaults' I/Os per operation over its own (repeatable
+//! where times are noisy), which is then the fitness too.
 
 use crate::collect::{measure_one, Config, Measurer};
 use crate::ga::{search, GaSpec};
@@ -100,7 +102,8 @@ pub struct Candidate {
     pub source: Source,
     /// The configuration's id.
     pub config: String,
-    /// The surrogate's fitness (Eq. 2 or Eq. 4, as the spec's [`Fitness`]), for candidates of the search.
+    /// The surrogate's fitness, for candidates of the search: Eq. 2 or Eq. 4 as the spec's [`Fitness`] under
+    /// RTune's objective, the predicted I/O ratio under [`Objective::Ios`].
     pub predicted_fitness: Option<f64>,
     /// The surrogate's predicted ratios to the defaults (time, rate, WA, SA, I/Os), each within the range of
     /// the rows it was trained on, as the search saw them.
@@ -182,8 +185,8 @@ pub fn measured_score(r: &[f64; 5], objective: Objective) -> f64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fitness {
-    /// RTune's Eq. 2 with equal weights: the mean of the four ratios. One ratio the network extrapolates far
-    /// (a write amplification 100 times the defaults') carries the mean whatever the other three say.
+    /// RTune's Eq. 2 with equal weights: the mean of the four ratios. One ratio the network predicts far above
+    /// the others (up to the largest its training rows hold) can carry the mean whatever the other three say.
     Mean,
     /// Eq. 4, the geometric mean of the four: what a measured configuration is scored by.
     Geometric,
