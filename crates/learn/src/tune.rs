@@ -201,6 +201,17 @@ pub fn fitness(r: &[f64], objective: Objective, how: Fitness) -> f64 {
     }
 }
 
+/// The fitness of predicted log-ratios, each first kept within its `range` (the least and greatest log-ratio of
+/// the rows the network was trained on).
+fn within_fitness(logr: &[f64], range: &[(f64, f64)], objective: Objective, how: Fitness) -> f64 {
+    let r: Vec<f64> = logr
+        .iter()
+        .zip(range)
+        .map(|(v, (lo, hi))| v.clamp(*lo, *hi).exp())
+        .collect();
+    fitness(&r, objective, how)
+}
+
 fn default_of<'a>(runs: &[&'a RunRecord]) -> Option<&'a RunRecord> {
     runs.iter().copied().find(|r| r.source == Source::Default)
 }
@@ -513,12 +524,7 @@ pub fn tune(
         r
     };
     let score_within = |logr: &[f64], range: &[(f64, f64)]| {
-        let r: Vec<f64> = logr
-            .iter()
-            .zip(range)
-            .map(|(v, (lo, hi))| v.clamp(*lo, *hi).exp())
-            .collect();
-        fitness(&r, spec.objective, spec.fitness)
+        within_fitness(logr, range, spec.objective, spec.fitness)
     };
     let score_of = |logr: &[f64]| {
         let r: Vec<f64> = logr.iter().map(|v| v.exp()).collect();
@@ -693,6 +699,21 @@ mod tests {
             measured_score(&r, Objective::Rtune)
         );
         assert_eq!(fitness(&r, Objective::Ios, Fitness::Mean), 2.0);
+        // a prediction beyond the training rows counts as the furthest they reach: a write-amplification ratio
+        // extrapolated to e^5 is scored as the rows' e^1
+        let range = [(-1.0, 1.0); 5];
+        let wild = [0.0, 0.0, 5.0, 0.0, 0.0];
+        let kept = [0.0, 0.0, 1.0, 0.0, 0.0];
+        for how in [Fitness::Mean, Fitness::Geometric] {
+            let f = within_fitness(&wild, &range, Objective::Rtune, how);
+            assert_eq!(f, within_fitness(&kept, &range, Objective::Rtune, how));
+            assert!(f < fitness(&wild.map(f64::exp), Objective::Rtune, how));
+        }
+        assert!(
+            (within_fitness(&kept, &range, Objective::Rtune, Fitness::Geometric) - 0.25f64.exp())
+                .abs()
+                < 1e-12
+        );
         assert_eq!(measured_score(&r, Objective::Ios), 2.0);
         // the defaults against themselves score 1
         assert_eq!(measured_score(&ratios(&d, &d), Objective::Rtune), 1.0);
