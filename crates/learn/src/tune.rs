@@ -175,7 +175,7 @@ pub const MIN_CHECKED_CONFIGS: usize = 10;
 /// A measured score from ratios: RTune's Eq. 4 (geometric mean of the four), or the I/O ratio.
 pub fn measured_score(r: &[f64; 5], objective: Objective) -> f64 {
     match objective {
-        Objective::Rtune => (r[0] * r[1] * r[2] * r[3]).powf(0.25),
+        Objective::Rtune => eq4(r),
         Objective::Ios => r[4],
     }
 }
@@ -196,20 +196,28 @@ pub enum Fitness {
 pub fn fitness(r: &[f64], objective: Objective, how: Fitness) -> f64 {
     match (objective, how) {
         (Objective::Rtune, Fitness::Mean) => r[..4].iter().sum::<f64>() / 4.0,
-        (Objective::Rtune, Fitness::Geometric) => (r[0] * r[1] * r[2] * r[3]).powf(0.25),
+        (Objective::Rtune, Fitness::Geometric) => eq4(r),
         (Objective::Ios, _) => r[4],
     }
 }
 
-/// The fitness of predicted log-ratios, each first kept within its `range` (the least and greatest log-ratio of
-/// the rows the network was trained on).
-fn within_fitness(logr: &[f64], range: &[(f64, f64)], objective: Objective, how: Fitness) -> f64 {
-    let r: Vec<f64> = logr
-        .iter()
+/// RTune's Eq. 4: the geometric mean of the time, rate, WA and SA ratios.
+fn eq4(r: &[f64]) -> f64 {
+    (r[0] * r[1] * r[2] * r[3]).powf(0.25)
+}
+
+/// Predicted log-ratios as ratios, each first kept within its `range` (the least and greatest log-ratio of the
+/// rows the network was trained on).
+fn within(logr: &[f64], range: &[(f64, f64)]) -> Vec<f64> {
+    logr.iter()
         .zip(range)
         .map(|(v, (lo, hi))| v.clamp(*lo, *hi).exp())
-        .collect();
-    fitness(&r, objective, how)
+        .collect()
+}
+
+/// The fitness of predicted log-ratios, each first kept within its `range` ([`within`]).
+fn within_fitness(logr: &[f64], range: &[(f64, f64)], objective: Objective, how: Fitness) -> f64 {
+    fitness(&within(logr, range), objective, how)
 }
 
 fn default_of<'a>(runs: &[&'a RunRecord]) -> Option<&'a RunRecord> {
@@ -626,12 +634,7 @@ pub fn tune(
         if use_feature {
             input.push(scale(model_feature(&p)));
         }
-        let predicted_ratios = net.predict(&[input])?.first().map(|o| {
-            o.iter()
-                .zip(&range)
-                .map(|(v, (lo, hi))| v.clamp(*lo, *hi).exp())
-                .collect()
-        });
+        let predicted_ratios = net.predict(&[input])?.first().map(|o| within(o, &range));
         let r = measure_one(m, &spec.target, &c, spec.memory, spec.seed)?;
         let rt = ratios(&r.outcome, &defaults.outcome);
         candidates.push(Candidate {
