@@ -155,6 +155,10 @@ pub struct TuneArgs {
     /// along that input and picked worse configurations than without it (BENCHMARKS.md).
     #[arg(long)]
     model_feature: bool,
+    /// Do not measure the analytical model's pick on the target (RTune's pipeline alone: only the
+    /// repository's probes and the search's candidates can be returned).
+    #[arg(long)]
+    no_model_probe: bool,
     /// Training passes over the combined workload.
     #[arg(long, default_value_t = 300)]
     epochs: usize,
@@ -422,6 +426,7 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         verify: a.verify,
         seed: a.seed,
         model_feature: a.model_feature,
+        model_probe: !a.no_model_probe,
         train: cosine_learn::surrogate::TrainSpec {
             epochs: a.epochs,
             learning_rate: a.learning_rate,
@@ -500,6 +505,14 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             p.measured_score
         );
     }
+    if let Some(p) = &r.model {
+        println!(
+            "  model's pick   {}  measured {}  score {:.3}",
+            p.config,
+            fmt(&p.measured_ratios),
+            p.measured_score
+        );
+    }
     for (i, c) in r.candidates.iter().enumerate() {
         println!(
             "  candidate {}    {}  predicted {}  measured {}  score {:.3}{}",
@@ -521,13 +534,16 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
         "wrote {} (score {:.3} against the defaults: {})",
         a.out,
         chosen.measured_score,
-        if chosen.source == cosine_learn::repo::Source::Probe {
-            format!(
-                "the best probe, {}; no candidate of the search beat it",
+        match chosen.source {
+            cosine_learn::repo::Source::Probe => format!(
+                "the best probe, {}; nothing else measured beat it",
                 chosen.config
-            )
-        } else {
-            format!("candidate {}", r.best + 1)
+            ),
+            cosine_learn::repo::Source::Model => format!(
+                "the analytical model's pick, {}; nothing else measured beat it",
+                chosen.config
+            ),
+            _ => format!("candidate {}", r.best + 1),
         }
     );
     if let Some(path) = &a.report {
@@ -660,6 +676,7 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
                 verify: a.verify,
                 seed,
                 model_feature: false,
+                model_probe: true,
                 train: cosine_learn::surrogate::TrainSpec {
                     epochs: a.epochs,
                     learning_rate: 1e-3,

@@ -172,10 +172,10 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
     let repo = dir.path().join("repo");
     let repo_s = repo.to_str().unwrap();
     collect_tiny(&repo, "rw90-1k,rw10-1k,upd-1k,rw50-4k", "12", "1000", "300");
-    let tune = |seed: &str, name: &str, objective: &str| {
+    let tune = |seed: &str, name: &str, extra: &[&str]| {
         let design = dir.path().join(format!("{name}.json"));
         let report = dir.path().join(format!("{name}-report.json"));
-        let out = cosine(&[
+        let mut args = vec![
             "learn",
             "tune",
             "--repo",
@@ -191,15 +191,15 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
             "--generations",
             "15",
             "--min-rank-correlation=-1",
-            "--objective",
-            objective,
             "--seed",
             seed,
             "--out",
             design.to_str().unwrap(),
             "--report",
             report.to_str().unwrap(),
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let out = cosine(&args);
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         assert!(
             out.status.success(),
@@ -212,7 +212,7 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
             serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
         (text, design, report)
     };
-    let (text, design, report) = tune("1", "a", "rtune");
+    let (text, design, report) = tune("1", "a", &[]);
     // the repository's scale and memory are the target's
     assert!(
         text.contains("ycsb-a (1000 records, 300 operations) from 48 runs"),
@@ -240,13 +240,20 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
         assert_eq!(c["measured_ratios"].as_array().unwrap().len(), 5);
         assert!(c["predicted_fitness"].as_f64().is_some());
     }
-    // the written design is the best configuration measured on the target, probes included, and keeps the
-    // memory budget
+    // the analytical model's pick for the target is measured too, on the target
+    let model = &report["model"];
+    assert_eq!(model["source"], "model", "{model}");
+    assert_eq!(model["run"]["workload"], "ycsb-a");
+    assert!(model["predicted_fitness"].is_null());
+    assert!(text.contains("model's pick"), "{text}");
+    // the written design is the best configuration measured on the target, probes and the model's pick
+    // included, and keeps the memory budget
     let chosen = &report["chosen"];
     assert_eq!(design, chosen["run"]["settings"]);
     let best_score = candidates
         .iter()
         .chain(report["probes"].as_array().unwrap())
+        .chain(std::iter::once(model))
         .map(|c| c["measured_score"].as_f64().unwrap())
         .fold(f64::NEG_INFINITY, f64::max);
     assert_eq!(chosen["measured_score"].as_f64().unwrap(), best_score);
@@ -257,10 +264,15 @@ fn tune_runs_end_to_end_on_a_tiny_repository() {
         + design["cache_bytes"].as_u64().unwrap_or(0);
     assert!(memory <= 1048576 + 4096, "{memory}");
     // the probes come from the repository alone: the same on every call
-    let (_, _, again) = tune("1", "b", "rtune");
+    let (_, _, again) = tune("1", "b", &[]);
     // scored by I/Os alone: the same structure
-    let (_, _, ios) = tune("1", "c", "ios");
+    let (_, _, ios) = tune("1", "c", &["--objective", "ios"]);
     assert_eq!(ios["candidates"].as_array().unwrap().len(), 2);
+    // RTune's pipeline alone: the model's pick is not measured, and the choice is among the rest
+    let (text, _, pure) = tune("1", "d", &["--no-model-probe"]);
+    assert!(pure["model"].is_null(), "{}", pure["model"]);
+    assert!(!text.contains("model's pick"), "{text}");
+    assert_ne!(pure["chosen"]["source"], "model");
     let ids = |r: &serde_json::Value| -> Vec<String> {
         r["probes"]
             .as_array()
@@ -377,6 +389,7 @@ fn evaluate_runs_every_method_on_a_tiny_repository() {
     for m in [
         "model",
         "tune",
+        "rtune",
         "best-probe",
         "tune+model",
         "nearest",
@@ -388,7 +401,7 @@ fn evaluate_runs_every_method_on_a_tiny_repository() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let picks = doc["results"][0]["picks"].as_array().unwrap();
-    assert_eq!(picks.len(), 7);
+    assert_eq!(picks.len(), 8);
     // the defaults against their own median score exactly 1; a method either has a pick or says why not
     assert_eq!(picks[0]["method"], "defaults");
     assert_eq!(picks[0]["score"].as_f64().unwrap(), 1.0);
@@ -400,9 +413,16 @@ fn evaluate_runs_every_method_on_a_tiny_repository() {
     }
     let random = picks.iter().find(|p| p["method"] == "random").unwrap();
     assert_eq!(
-        random["tuning_runs"], 5,
-        "random gets tune's budget: defaults, 3 probes, 1 candidate"
+        random["tuning_runs"], 6,
+        "random gets tune's budget: defaults, 3 probes, the model's pick, 1 candidate"
     );
+    let rtune = picks.iter().find(|p| p["method"] == "rtune").unwrap();
+    if rtune["failed"].is_null() {
+        assert_eq!(
+            rtune["tuning_runs"], 5,
+            "rtune: defaults, 3 probes, 1 candidate"
+        );
+    }
     // the table again, from the JSON alone
     let again = cosine(&[
         "learn",

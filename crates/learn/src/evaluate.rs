@@ -2,12 +2,14 @@
 //! method picks a configuration, and the picks are then measured side by side.
 //!
 //! Methods: the engine's defaults (the baseline), the analytical model's pick, `tune` (the tuning pipeline as
-//! `cosine learn tune` runs it: RTune's pipeline, with the departures `tune` lists), `tune+model` (the same with the analytical model's
-//! predicted I/Os among the surrogate's inputs), `nearest` (the nearest basic workload alone instead of the
-//! combined one), `best-probe` (the best of the repository configurations `tune` probed the target with: what
-//! the repository alone gives, without the network and the search), and `random` (uniform random
-//! configurations, as many measured runs as `tune` made, the best measured kept; drawn from the seed and the
-//! target's name, so each target gets its own).
+//! `cosine learn tune` runs it: RTune's pipeline, with the departures `tune` lists, the model's pick among the
+//! configurations it measures), `rtune` (the same without the model's pick: RTune's pipeline alone, its
+//! candidates measured), `tune+model` (`tune` with the analytical model's predicted I/Os among the surrogate's
+//! inputs), `nearest` (`tune` matching the nearest basic workload alone instead of the combined one),
+//! `best-probe` (the best of the repository configurations `tune` probed the target with: what the repository
+//! alone gives, without the model, the network and the search), and `random` (uniform random configurations, as
+//! many measured runs as `tune` made, the best measured kept; drawn from the seed and the target's name, so each
+//! target gets its own).
 //!
 //! A method's own pick is judged on fresh runs, not on the measurement that picked it (picking the best of
 //! several noisy runs flatters it): every pick and the defaults are run `repeats` times, in an order rotated
@@ -23,10 +25,11 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 /// The methods compared, in the table's order.
-pub const METHODS: [&str; 7] = [
+pub const METHODS: [&str; 8] = [
     "defaults",
     "model",
     "tune",
+    "rtune",
     "best-probe",
     "tune+model",
     "nearest",
@@ -129,20 +132,22 @@ pub fn evaluate_target(
         .then(|| "the engine has no model pick".to_string());
     picks.push(("model".into(), model, 0, model_failed));
     let mut tune_runs = 0;
-    for (method, feature, matching) in [
-        ("tune", false, Matching::Combined),
-        ("tune+model", true, Matching::Combined),
-        ("nearest", false, Matching::Nearest),
+    for (method, probe, feature, matching) in [
+        ("tune", true, false, Matching::Combined),
+        ("rtune", false, false, Matching::Combined),
+        ("tune+model", true, true, Matching::Combined),
+        ("nearest", true, false, Matching::Nearest),
     ] {
         progress(&format!("{} seed {seed}: {method}", target.name));
         let spec = TuneSpec {
+            model_probe: probe,
             model_feature: feature,
             matching,
             ..template.clone()
         };
         match tune(m, repo_runs, &spec, &mut |_| {}) {
             Ok(r) => {
-                let runs = 1 + r.probes.len() + r.candidates.len();
+                let runs = 1 + r.probes.len() + usize::from(r.model.is_some()) + r.candidates.len();
                 if method == "tune" {
                     tune_runs = runs;
                 }
@@ -185,7 +190,7 @@ pub fn evaluate_target(
     let budget = if tune_runs > 0 {
         tune_runs
     } else {
-        1 + template.probes + template.verify
+        1 + template.probes + 1 + template.verify
     };
     progress(&format!(
         "{} seed {seed}: random ({budget} runs)",

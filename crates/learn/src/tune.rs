@@ -1,8 +1,10 @@
 //! The tuning pipeline (RTune Fig. 2), with one step RTune leaves out: the genetic search's best candidates are
 //! measured on the target, and the best measured one is returned.
 //!
-//! 1. Probe: the target runs the engine's defaults (the baseline every score is against) and the `probes`
-//!    repository configurations that scored best over the basic workloads.
+//! 1. Probe: the target runs the engine's defaults (the baseline every score is against), the `probes`
+//!    repository configurations that scored best over the basic workloads, and (unless turned off, and where the
+//!    engine has one) the analytical model's pick for the target: the model is fast and explains itself,
+//!    measured runs catch what it misses, so tuning starts from the model's answer rather than beside it.
 //! 2. Represent and match: the target's and each basic workload's five statistics per internal metric over
 //!    those same configurations; Mahalanobis distances; weights (RTune §3.2.2), or the nearest workload alone.
 //! 3. Combine: each basic workload gives its round(w_i · n) best runs (best against its own defaults).
@@ -12,7 +14,7 @@
 //!    configurations it did not see is below the floor.
 //! 5. Search: RTune's genetic algorithm over the knob space with the surrogate's score as fitness.
 //! 6. Verify: the `verify` best distinct candidates are measured on the target; the best configuration measured
-//!    on the target, candidates and probes alike, is returned.
+//!    on the target, candidates, probes and the model's pick alike, is returned.
 //!
 //! Scores: the search's fitness is [`Fitness::Geometric`], Eq. 4 (the geometric mean of T_D/T, R/R_D, WA_D/WA,
 //! SA_D/SA; `cosine learn`'s default), or [`Fitness::Mean`], RTune's Eq. 2 with equal weights (their mean), each
@@ -68,6 +70,9 @@ pub struct TuneSpec {
     pub seed: u64,
     /// Give the surrogate the analytical model's predicted I/Os as an input.
     pub model_feature: bool,
+    /// Also measure the analytical model's pick on the target, and return it when nothing tuning measured
+    /// beats it (off: RTune's pipeline alone, the repository's probes and the search's candidates).
+    pub model_probe: bool,
     /// Network training.
     pub train: TrainSpec,
     /// Genetic search.
@@ -123,6 +128,8 @@ pub struct TuneReport {
     pub defaults: RunRecord,
     /// The probes, measured.
     pub probes: Vec<Candidate>,
+    /// The analytical model's pick, measured on the target (None: not asked for, or the engine has no model).
+    pub model: Option<Candidate>,
     /// The metrics the representation used.
     pub metrics: usize,
     /// Every basic workload's distance, weight and rows, nearest first.
@@ -136,8 +143,9 @@ pub struct TuneReport {
     pub candidates: Vec<Candidate>,
     /// Index into `candidates` of the best measured one.
     pub best: usize,
-    /// What tuning returns: the best configuration it measured on the target, the search's candidates and
-    /// the probes alike (a probe that beats every candidate is returned rather than thrown away).
+    /// What tuning returns: the best configuration it measured on the target, the search's candidates, the
+    /// probes and the model's pick alike (a probe that beats every candidate is returned rather than thrown
+    /// away).
     pub chosen: Candidate,
 }
 
@@ -343,6 +351,29 @@ pub fn tune(
             run: r,
         });
     }
+    // the analytical model's pick for the target, measured like a probe (it is not a repository
+    // configuration, so it takes no part in matching)
+    let model = match spec
+        .model_probe
+        .then(|| m.model_pick(&spec.target, spec.memory))
+    {
+        Some(Some((u, s))) => {
+            let c = Config::new(space, Source::Model, u, s, spec.memory);
+            progress(&format!("measuring the analytical model's pick {}", c.id));
+            let r = measure_one(m, &spec.target, &c, spec.memory, spec.seed)?;
+            let rt = ratios(&r.outcome, &defaults.outcome);
+            Some(Candidate {
+                source: Source::Model,
+                config: c.id.clone(),
+                predicted_fitness: None,
+                predicted_ratios: None,
+                measured_ratios: rt.to_vec(),
+                measured_score: measured_score(&rt, spec.objective),
+                run: r,
+            })
+        }
+        _ => None,
+    };
     // 2. represent and match over the same configurations
     let probe_ids: Vec<&str> = std::iter::once(default_config.id.as_str())
         .chain(probe_configs.iter().map(|c| c.id.as_str()))
@@ -656,6 +687,7 @@ pub fn tune(
         .unwrap_or(0);
     let chosen = probes
         .iter()
+        .chain(model.as_ref())
         .chain(candidates.get(best))
         .max_by(|a, b| a.measured_score.total_cmp(&b.measured_score))
         .cloned()
@@ -663,6 +695,7 @@ pub fn tune(
     Ok(TuneReport {
         defaults,
         probes,
+        model,
         metrics: metrics.names.len(),
         matches,
         rows: rows.len(),

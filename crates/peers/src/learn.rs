@@ -401,6 +401,7 @@ mod tests {
             verify: 2,
             seed: 1,
             model_feature: false,
+            model_probe: true,
             train: cosine_learn::surrogate::TrainSpec {
                 epochs: 10,
                 ..Default::default()
