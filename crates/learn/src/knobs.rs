@@ -572,10 +572,25 @@ pub fn rocksdb_defaults(space: &KnobSpace, memory: u64) -> (Vec<f64>, Value) {
     )
 }
 
-/// A leveled LSM design of our engine in RocksDB's terms (what the peer benchmark's `rocksdb-cosine` runs and
-/// `cosine export rocksdb` writes): two memtables of M_B/2 (at least 1 MiB each), the rest of `memory` the
-/// block cache, the design's filter memory as Bloom bits per key over `entries`, its block size, level style
-/// with multiplier T and a base of T memtables; RocksDB's defaults for the rest. With the point of
+/// The least block cache a design mapped onto RocksDB keeps (its index and filter blocks live there).
+pub const ROCKS_MIN_CACHE: u64 = 1 << 20;
+
+/// How a design's write buffer of `flush_bytes` a memtable and `memory` in all split in RocksDB: two memtables
+/// of `flush_bytes` (at least 1 MiB, RocksDB's smallest useful memtable) and the rest of `memory` the block
+/// cache, which keeps at least [`ROCKS_MIN_CACHE`]; where the memtables would leave it less, they shrink, so
+/// the two together never hold more than `memory` (from 3 MiB up; below it the floors win). Returns
+/// (`write_buffer_size`, `block_cache_size`).
+pub fn rocksdb_memory_split(flush_bytes: u64, memory: u64) -> (u64, u64) {
+    let fits = memory.saturating_sub(ROCKS_MIN_CACHE) / 2;
+    let memtable = flush_bytes.max(1 << 20).min(fits.max(1 << 20));
+    let cache = memory.saturating_sub(2 * memtable).max(ROCKS_MIN_CACHE);
+    (memtable, cache)
+}
+
+/// A leveled LSM design of our engine in RocksDB's terms (what the peer benchmark's `rocksdb-cosine` runs):
+/// two memtables of M_B/2 and the rest of `memory` the block cache, as [`rocksdb_memory_split`] keeps them
+/// within `memory`, the design's filter memory as Bloom bits per key over `entries`, its block size, level
+/// style with multiplier T and a base of T memtables; RocksDB's defaults for the rest. With the point of
 /// [`rocksdb_space`] nearest it (a knob's range clamps what it cannot hold, e.g. T above 16).
 pub fn rocksdb_from_design(
     space: &KnobSpace,
@@ -583,14 +598,14 @@ pub fn rocksdb_from_design(
     entries: u64,
     memory: u64,
 ) -> (Vec<f64>, Value) {
-    let memtable = design.flush_bytes().max(1 << 20);
+    let (memtable, cache) = rocksdb_memory_split(design.flush_bytes(), memory);
     let t = design.size_ratio.max(2);
     leveled_rocksdb(
         space,
         Leveled {
             memtable,
             share: (2 * memtable) as f64 / memory.max(1) as f64,
-            cache: memory.saturating_sub(2 * memtable).max(1 << 20),
+            cache,
             bits: design.filter_bytes as f64 * 8.0 / entries.max(1) as f64,
             block: ROCKS_BLOCKS
                 .iter()
@@ -725,6 +740,35 @@ mod tests {
             let (a, b) = (back[k].as_f64().unwrap(), s[k].as_f64().unwrap());
             assert!((a - b).abs() <= 1e-3 * b, "{k}: {a} against {b}");
         }
+    }
+
+    #[test]
+    fn a_design_mapped_onto_rocksdb_keeps_its_memory() {
+        // a design that gives nearly all of 4 MiB to its buffer: the memtables shrink to leave the cache its
+        // floor (they held 2 × 1.95 MiB beside a 1 MiB cache, 4.9 MiB in all, before)
+        let m = 4u64 << 20;
+        let (memtable, cache) = rocksdb_memory_split(2_040_000, m);
+        assert_eq!(cache, ROCKS_MIN_CACHE);
+        assert_eq!(2 * memtable + cache, m - m % 2);
+        // a design whose buffer fits keeps it, the cache what is left
+        assert_eq!(rocksdb_memory_split(1 << 20, 8 << 20), (1 << 20, 6 << 20));
+        // at every buffer of every budget from 3 MiB, the two together hold at most the budget
+        for memory in [3u64 << 20, 4 << 20, 5_000_000, 32 << 20] {
+            for flush in [0, 1, 500_000, 1 << 20, 3 << 20, 40 << 20] {
+                let (mt, c) = rocksdb_memory_split(flush, memory);
+                assert!(2 * mt + c <= memory, "{flush} {memory}: {mt} {c}");
+                assert!(c >= ROCKS_MIN_CACHE && mt >= 1 << 20);
+            }
+        }
+        let space = rocksdb_space();
+        let mut d = cosine_design::Design::rocksdb_like(3_900_000, 20_000, 100_000);
+        d.size_ratio = 4;
+        let (_, s) = rocksdb_from_design(&space, &d, 20_000, m);
+        let n = |k: &str| s[k].as_u64().unwrap();
+        assert!(
+            2 * n("write_buffer_size") + n("block_cache_size") <= m,
+            "{s}"
+        );
     }
 
     #[test]

@@ -295,7 +295,8 @@ pub(crate) mod peers {
     impl Rocks {
         /// RocksDB with Cosine's leveled design: memtables of M_B/2 (two share M_B, as in our engine), the
         /// level multiplier T (level 1 = T·M_B/2), Bloom filters with M_BF's bits per key, and a block cache
-        /// of what the budget has left after the memtables (index and filter blocks live in it).
+        /// of what the budget has left after the memtables (index and filter blocks live in it); the split is
+        /// `cosine_learn::knobs::rocksdb_memory_split`'s, which keeps both within `memory`.
         pub fn open_tuned(
             d: &cosine_design::Design,
             entries: u64,
@@ -303,8 +304,8 @@ pub(crate) mod peers {
             dir: &std::path::Path,
             durable: bool,
         ) -> Result<Self> {
-            let memtable = d.flush_bytes().max(1 << 20);
-            let cache = memory.saturating_sub(2 * memtable).max(1 << 20);
+            let (memtable, cache) =
+                cosine_learn::knobs::rocksdb_memory_split(d.flush_bytes(), memory);
             let bits = d.filter_bytes as f64 * 8.0 / entries.max(1) as f64;
             let mut opts = rocks_options(memtable, cache, bits, d.block_bytes as usize)?;
             opts.set_max_bytes_for_level_multiplier(d.size_ratio as f64);

@@ -421,5 +421,14 @@ mod tests {
         // the candidate's settings open a database
         let best = &t.candidates[t.best].run.settings;
         options(best).unwrap();
+        // the model's pick was measured on the target, within the memory budget like every configuration
+        let model = t.model.as_ref().expect("RocksDB has a model pick");
+        let n = |k: &str| model.run.settings[k].as_u64().unwrap();
+        assert!(
+            n("write_buffer_size") * n("max_write_buffer_number") + n("block_cache_size")
+                <= 4 << 20,
+            "{}",
+            model.run.settings
+        );
     }
 }
