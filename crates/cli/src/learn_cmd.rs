@@ -60,6 +60,9 @@ pub struct EvaluateArgs {
     /// Generations of each genetic search.
     #[arg(long, default_value_t = 1000)]
     generations: usize,
+    /// The least rank correlation each tuning's surrogate must reach on held-out rows.
+    #[arg(long, default_value_t = 0.5)]
+    min_rank_correlation: f64,
     /// Client threads of each run.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -521,7 +524,14 @@ fn tune_cmd(a: TuneArgs) -> Result<()> {
             c.predicted_ratios.as_deref().map_or("-".into(), fmt),
             fmt(&c.measured_ratios),
             c.measured_score,
-            if i == r.best { "  <- best" } else { "" }
+            match (
+                i == r.best,
+                r.chosen.source == cosine_learn::repo::Source::Tuned
+            ) {
+                (true, true) => "  <- best, chosen",
+                (true, false) => "  <- best candidate",
+                _ => "",
+            }
         );
     }
     let chosen = &r.chosen;
@@ -651,6 +661,9 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
             bail!("{name} must be at least 1");
         }
     }
+    if !(-1.0..=1.0).contains(&a.min_rank_correlation) {
+        bail!("--min-rank-correlation must be in [-1, 1]");
+    }
     let seeds: Vec<u64> = a
         .seeds
         .split(',')
@@ -688,7 +701,7 @@ fn evaluate_cmd(a: EvaluateArgs) -> Result<()> {
                     seed,
                     ..Default::default()
                 },
-                min_rank_correlation: 0.5,
+                min_rank_correlation: a.min_rank_correlation,
                 objective: match a.objective {
                     ObjectiveArg::Rtune => Objective::Rtune,
                     ObjectiveArg::Ios => Objective::Ios,
@@ -739,6 +752,7 @@ fn print_table(all: &[cosine_learn::evaluate::TargetRun], targets: &[String], re
     println!();
     let cell = |v: &mut Vec<f64>| -> String {
         match cosine_learn::evaluate::spread(v) {
+            None if v.is_empty() => "not run".into(),
             None => "failed".into(),
             Some((med, _, _)) if v.iter().filter(|x| x.is_finite()).count() == 1 => {
                 format!("{med:.2} (1 seed)")
@@ -765,6 +779,30 @@ fn print_table(all: &[cosine_learn::evaluate::TargetRun], targets: &[String], re
             }
             println!();
         }
+    }
+    // what `tune` returned, told from the configurations' ids: the model's pick (then its column and the
+    // model's are one configuration measured twice, and differ by noise alone), its best probe, or a candidate
+    // of the search
+    println!(
+        "what tune returned (seeds): the model's pick / its best probe / a candidate of the search"
+    );
+    for t in targets {
+        let (mut model, mut probe, mut candidate) = (0, 0, 0);
+        for r in all.iter().filter(|r| r.target == *t) {
+            let id = |m: &str| {
+                r.picks
+                    .iter()
+                    .find(|p| p.method == m && p.failed.is_none())
+                    .map(|p| p.config.as_str())
+            };
+            match id("tune") {
+                None => {}
+                Some(c) if Some(c) == id("model") => model += 1,
+                Some(c) if Some(c) == id("best-probe") => probe += 1,
+                Some(_) => candidate += 1,
+            }
+        }
+        println!("  {t:<10} {model} / {probe} / {candidate}");
     }
     for r in all {
         for p in &r.picks {

@@ -4,8 +4,10 @@
 //! Methods: the engine's defaults (the baseline), the analytical model's pick, `tune` (the tuning pipeline as
 //! `cosine learn tune` runs it: RTune's pipeline, with the departures `tune` lists, the model's pick among the
 //! configurations it measures), `rtune` (the same without the model's pick: RTune's pipeline alone, its
-//! candidates measured), `tune+model` (`tune` with the analytical model's predicted I/Os among the surrogate's
-//! inputs), `nearest` (`tune` matching the nearest basic workload alone instead of the combined one),
+//! candidates measured; a budget of one run less than `tune`'s), `tune+model` (`tune` with the analytical
+//! model's predicted I/Os among the surrogate's inputs), `nearest` (`tune` matching the nearest basic workload
+//! alone instead of the combined one; both ablations measure the model's pick too, so where it wins they
+//! return the same configuration as `tune`),
 //! `best-probe` (the best of the repository configurations `tune` probed the target with: what the repository
 //! alone gives, without the model, the network and the search), and `random` (uniform random configurations, as
 //! many measured runs as `tune` made, the best measured kept; drawn from the seed and the target's name, so each
@@ -127,9 +129,11 @@ pub fn evaluate_target(
     let model = m
         .model_pick(target, memory)
         .map(|(u, s)| Config::new(space, Source::Model, u, s, memory));
-    let model_failed = model
-        .is_none()
-        .then(|| "the engine has no model pick".to_string());
+    let has_model = model.is_some();
+    let model_failed = model.is_none().then(|| {
+        "no model pick (the engine has no model, or its search found no design at this memory)"
+            .to_string()
+    });
     picks.push(("model".into(), model, 0, model_failed));
     let mut tune_runs = 0;
     for (method, probe, feature, matching) in [
@@ -152,9 +156,10 @@ pub fn evaluate_target(
                     tune_runs = runs;
                 }
                 let best = &r.chosen;
+                // (the settings are what is measured; a model pick's recorded point is only the nearest)
                 let c = Config {
                     source: Source::Tuned,
-                    point: space.point(&best.run.knobs)?,
+                    point: space.point(&best.run.knobs).unwrap_or_default(),
                     knobs: best.run.knobs.clone(),
                     settings: best.run.settings.clone(),
                     id: best.config.clone(),
@@ -190,7 +195,7 @@ pub fn evaluate_target(
     let budget = if tune_runs > 0 {
         tune_runs
     } else {
-        1 + template.probes + 1 + template.verify
+        1 + template.probes + usize::from(has_model) + template.verify.max(1)
     };
     progress(&format!(
         "{} seed {seed}: random ({budget} runs)",

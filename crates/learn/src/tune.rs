@@ -3,8 +3,9 @@
 //!
 //! 1. Probe: the target runs the engine's defaults (the baseline every score is against), the `probes`
 //!    repository configurations that scored best over the basic workloads, and (unless turned off, and where the
-//!    engine has one) the analytical model's pick for the target: the model is fast and explains itself,
-//!    measured runs catch what it misses, so tuning starts from the model's answer rather than beside it.
+//!    engine has one) the analytical model's pick for the target, which takes no further part (not in
+//!    matching, training or the search) but is returned when nothing else measured beats it: the model is fast
+//!    and explains itself, measured runs catch what it misses.
 //! 2. Represent and match: the target's and each basic workload's five statistics per internal metric over
 //!    those same configurations; Mahalanobis distances; weights (RTune §3.2.2), or the nearest workload alone.
 //! 3. Combine: each basic workload gives its round(w_i · n) best runs (best against its own defaults).
@@ -70,8 +71,9 @@ pub struct TuneSpec {
     pub seed: u64,
     /// Give the surrogate the analytical model's predicted I/Os as an input.
     pub model_feature: bool,
-    /// Also measure the analytical model's pick on the target, and return it when nothing tuning measured
-    /// beats it (off: RTune's pipeline alone, the repository's probes and the search's candidates).
+    /// Also measure the analytical model's pick on the target, and return it when nothing else tuning
+    /// measured beats it (a tie goes to the model's pick; off: RTune's pipeline alone, the repository's probes
+    /// and the search's candidates). It takes no part in matching, training or the search.
     pub model_probe: bool,
     /// Network training.
     pub train: TrainSpec,
@@ -685,10 +687,11 @@ pub fn tune(
                 .total_cmp(&candidates[b].measured_score)
         })
         .unwrap_or(0);
+    // (the last of equal scores wins: the model's pick on a tie, as documented)
     let chosen = probes
         .iter()
-        .chain(model.as_ref())
         .chain(candidates.get(best))
+        .chain(model.as_ref())
         .max_by(|a, b| a.measured_score.total_cmp(&b.measured_score))
         .cloned()
         .ok_or_else(|| Error::Invalid("tuning measured nothing".into()))?;
