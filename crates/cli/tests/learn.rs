@@ -347,6 +347,10 @@ fn tune_bad_input() {
         &["learn", "tune", "--repo", e, "--target", "ycsb-a"],
         "--out",
     );
+    fails_with(
+        &["learn", "evaluate", "--repo", e, "--min-rank-correlation", "2"],
+        "--min-rank-correlation must be in [-1, 1]",
+    );
     // a target that is one of the repository's workloads is refused
     let repo = dir.path().join("r");
     let r = repo.to_str().unwrap();
