@@ -348,7 +348,14 @@ fn tune_bad_input() {
         "--out",
     );
     fails_with(
-        &["learn", "evaluate", "--repo", e, "--min-rank-correlation", "2"],
+        &[
+            "learn",
+            "evaluate",
+            "--repo",
+            e,
+            "--min-rank-correlation",
+            "2",
+        ],
         "--min-rank-correlation must be in [-1, 1]",
     );
     // a target that is one of the repository's workloads is refused
