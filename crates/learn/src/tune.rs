@@ -339,20 +339,24 @@ pub fn tune(
                 .into(),
         ));
     }
-    let mut probes = Vec::new();
-    for c in &probe_configs {
+    // a configuration measured on the target, scored against the defaults, with nothing predicted
+    let measured = |c: &Config| -> Result<Candidate> {
         let r = measure_one(m, &spec.target, c, spec.memory, spec.seed)?;
         let rt = ratios(&r.outcome, &defaults.outcome);
-        probes.push(Candidate {
-            source: Source::Probe,
+        Ok(Candidate {
+            source: c.source,
             config: c.id.clone(),
             predicted_fitness: None,
             predicted_ratios: None,
             measured_ratios: rt.to_vec(),
             measured_score: measured_score(&rt, spec.objective),
             run: r,
-        });
-    }
+        })
+    };
+    let probes = probe_configs
+        .iter()
+        .map(measured)
+        .collect::<Result<Vec<Candidate>>>()?;
     // the analytical model's pick for the target, measured like a probe (it is not a repository
     // configuration, so it takes no part in matching)
     let model = match spec
@@ -362,17 +366,7 @@ pub fn tune(
         Some(Some((u, s))) => {
             let c = Config::new(space, Source::Model, u, s, spec.memory);
             progress(&format!("measuring the analytical model's pick {}", c.id));
-            let r = measure_one(m, &spec.target, &c, spec.memory, spec.seed)?;
-            let rt = ratios(&r.outcome, &defaults.outcome);
-            Some(Candidate {
-                source: Source::Model,
-                config: c.id.clone(),
-                predicted_fitness: None,
-                predicted_ratios: None,
-                measured_ratios: rt.to_vec(),
-                measured_score: measured_score(&rt, spec.objective),
-                run: r,
-            })
+            Some(measured(&c)?)
         }
         _ => None,
     };
