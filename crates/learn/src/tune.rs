@@ -339,7 +339,8 @@ pub fn tune(
                 .into(),
         ));
     }
-    // a configuration measured on the target, scored against the defaults, with nothing predicted
+    // a configuration measured on the target and scored against the defaults (probes, the model's pick and
+    // the search's candidates alike)
     let measured = |c: &Config| -> Result<Candidate> {
         let r = measure_one(m, &spec.target, c, spec.memory, spec.seed)?;
         let rt = ratios(&r.outcome, &defaults.outcome);
@@ -662,16 +663,10 @@ pub fn tune(
             input.push(scale(model_feature(&p)));
         }
         let predicted_ratios = net.predict(&[input])?.first().map(|o| within(o, &range));
-        let r = measure_one(m, &spec.target, &c, spec.memory, spec.seed)?;
-        let rt = ratios(&r.outcome, &defaults.outcome);
         candidates.push(Candidate {
-            source: Source::Tuned,
-            config: c.id.clone(),
             predicted_fitness: Some(f),
             predicted_ratios,
-            measured_ratios: rt.to_vec(),
-            measured_score: measured_score(&rt, spec.objective),
-            run: r,
+            ..measured(&c)?
         });
     }
     let best = (0..candidates.len())
