@@ -10,11 +10,25 @@ use cosine_ycsb::{parse_properties, CoreWorkload, PhaseReport};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The log's sync mode, as `--sync` spells it (`cosine bench` and `cosine validate`).
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-enum SyncArg {
+pub(crate) enum SyncArg {
+    /// fsync before every write returns.
     Always,
+    /// Group commit: concurrent writers share an fsync.
     Batch,
+    /// No fsync on writes.
     Never,
+}
+
+impl From<SyncArg> for SyncMode {
+    fn from(a: SyncArg) -> Self {
+        match a {
+            SyncArg::Always => SyncMode::Always,
+            SyncArg::Batch => SyncMode::Batch,
+            SyncArg::Never => SyncMode::Never,
+        }
+    }
 }
 
 /// Arguments of `cosine bench`.
@@ -165,11 +179,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         std::fs::write(out, serde_json::to_string_pretty(&design)? + "\n")
             .with_context(|| format!("--design-out {out}"))?;
     }
-    let sync = match a.sync {
-        SyncArg::Always => SyncMode::Always,
-        SyncArg::Batch => SyncMode::Batch,
-        SyncArg::Never => SyncMode::Never,
-    };
+    let sync = SyncMode::from(a.sync);
     let tmp;
     let dir = match &a.data {
         Some(d) => std::path::PathBuf::from(d),

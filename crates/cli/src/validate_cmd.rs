@@ -3,7 +3,7 @@
 //! tuned on (the designs the search picks for YCSB A-F at two memory sizes and two scales, and random valid
 //! designs from a seed), on one or two client threads.
 
-use crate::bench_cmd::load_workload;
+use crate::bench_cmd::{load_workload, SyncArg};
 use anyhow::{bail, Result};
 use clap::Parser;
 use cosine_design::DesignClass;
@@ -53,6 +53,11 @@ pub struct ValidateArgs {
     /// measured (one load can leave a different tree from the next: the engine's merges run beside the writer).
     #[arg(long, default_value_t = 1)]
     loads: usize,
+    /// The log's sync mode the engine runs with. It sets the writer's pace, and so what flushes and merges
+    /// cost a write: without fsync a writer outruns the merges and one merge takes several flushed runs; with
+    /// an fsync a write, each flush gets its own merge, as the model prices it.
+    #[arg(long, value_enum, default_value_t = SyncArg::Never)]
+    sync: SyncArg,
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
@@ -107,6 +112,11 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
             *field = report[value].as_u64().unwrap_or(*field);
         }
         a.loads = report["loads"].as_u64().map_or(1, |n| n.max(1) as usize);
+        a.sync = match report["sync"].as_str() {
+            Some("always") => SyncArg::Always,
+            Some("batch") => SyncArg::Batch,
+            _ => SyncArg::Never,
+        };
         return report_rows(&a, &rows);
     }
     let threads: Vec<usize> = match &a.threads {
@@ -184,7 +194,7 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
                 c.workload.name
             );
         }
-        rows.push(run_case_loads(c, i, a.loads)?);
+        rows.push(run_case_loads(c, i, a.loads, a.sync.into())?);
     }
     if !a.json {
         eprintln!();
@@ -205,6 +215,7 @@ fn report_rows(a: &ValidateArgs, rows: &[Value]) -> Result<()> {
             "{}",
             serde_json::to_string_pretty(&json!({
                 "records": a.records, "ops": a.ops, "memory": a.memory, "held_out": a.held_out, "loads": a.loads,
+                "sync": format!("{:?}", a.sync).to_lowercase(),
                 "seed": a.seed, "designs": a.design, "rows": rows, "summary": summary(rows),
             }))?
         );
@@ -259,8 +270,12 @@ fn plot_fixed(a: &ValidateArgs, rows: &[Value], plot: &str) -> Result<()> {
 
 fn print_table(a: &ValidateArgs, rows: &[Value]) {
     println!(
-        "I/Os per operation, model against engine ({} operations{}{})",
+        "I/Os per operation, model against engine ({} operations{}{}{})",
         a.ops,
+        match a.sync {
+            SyncArg::Never => String::new(),
+            s => format!(", log synced: {}", format!("{s:?}").to_lowercase()),
+        },
         if a.loads > 1 {
             format!(", the median of {} loads a cell", a.loads)
         } else {

@@ -477,6 +477,49 @@ fn search_bad_input() {
 }
 
 #[test]
+fn validate_runs_with_the_sync_mode_asked_for_and_says_so() {
+    // the sync mode sets the writer's pace, and with it what merges cost a write: the report must say which
+    // it ran with, and a rescore of the report must say it again
+    let args = [
+        "validate",
+        "--classes",
+        "hybrid",
+        "--workloads",
+        "ycsb-b",
+        "--records",
+        "500",
+        "--ops",
+        "300",
+        "--memory",
+        "262144",
+        "--sync",
+        "batch",
+    ];
+    let v = json(&cosine(&[&args[..], &["--json"]].concat()));
+    assert_eq!(v["sync"], "batch");
+    let rows = v["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert_eq!(r["sync"], "batch", "{r}");
+        assert!(r["write"]["measured"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let table = cosine(&args);
+    assert!(table.status.success());
+    let header = String::from_utf8_lossy(&table.stdout);
+    assert!(header.contains("log synced: batch"), "{header}");
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("report.json");
+    std::fs::write(&saved, serde_json::to_string(&v).unwrap()).unwrap();
+    let again = cosine(&["validate", "--rescore", saved.to_str().unwrap()]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("log synced: batch"));
+    // without the flag nothing is fsynced, and the report says so
+    let v = json(&cosine(&[&args[..args.len() - 2], &["--json"]].concat()));
+    assert_eq!(v["sync"], "never");
+    assert!(v["rows"][0].get("sync").is_none());
+}
+
+#[test]
 fn tiny_bench_validate_and_calibrate() {
     let v = json(&cosine(&[
         "bench",

@@ -26,7 +26,7 @@ pub fn accuracy(p: f64, m: f64) -> f64 {
 /// JSON (label, class, workload, threads, design, predicted, measured, accuracy, lookup, scan, write, the tree
 /// the run met).
 pub fn run_case(c: &Case, i: usize) -> Result<Value> {
-    run_case_loads(c, i, 1)
+    run_case_loads(c, i, 1, SyncMode::Never)
 }
 
 /// [`run_case`] over `loads` fresh loads of the engine: the engine's flushes and merges run beside the
@@ -35,7 +35,13 @@ pub fn run_case(c: &Case, i: usize) -> Result<Value> {
 /// total and per operation type, each on its own; the mean of the middle two for an even count), the tree of
 /// the load whose total is the (lower) median, and
 /// `loads` with `measured_range` (the least and the most I/Os per operation measured).
-pub fn run_case_loads(c: &Case, i: usize, loads: usize) -> Result<Value> {
+///
+/// `sync` is the log's sync mode the engine runs with. It sets the writer's pace, and with it what flushes and
+/// merges cost a write: a writer that outruns the merges lets flushed runs queue and one merge take several of
+/// them, where a writer that fsyncs every write gives each flush its own merge, as the model prices it (a
+/// development design measured 5.6-6.1 blocks a write with [`SyncMode::Never`], 9.46 with
+/// [`SyncMode::Batch`]). The row records it (`sync`) unless it is [`SyncMode::Never`].
+pub fn run_case_loads(c: &Case, i: usize, loads: usize, sync: SyncMode) -> Result<Value> {
     let loads = loads.max(1);
     let mut runs = Vec::with_capacity(loads);
     for j in 0..loads {
@@ -44,7 +50,7 @@ pub fn run_case_loads(c: &Case, i: usize, loads: usize) -> Result<Value> {
         } else {
             format!("{i}-{j}")
         };
-        runs.push(measure(c, &tag)?);
+        runs.push(measure(c, &tag, sync)?);
     }
     let median = |f: &dyn Fn(&Measured) -> Option<f64>| {
         let mut v: Vec<f64> = runs.iter().filter_map(|(m, _)| f(m)).collect();
@@ -66,6 +72,9 @@ pub fn run_case_loads(c: &Case, i: usize, loads: usize) -> Result<Value> {
     if let Some(obj) = row.as_object_mut() {
         // the tree the run met at its end: runs and resident runs per level, and the entries they hold
         obj.insert("tree".into(), tree.clone());
+        if sync != SyncMode::Never {
+            obj.insert("sync".into(), json!(format!("{sync:?}").to_lowercase()));
+        }
         if loads > 1 {
             obj.insert("loads".into(), json!(loads));
             obj.insert(
@@ -78,7 +87,7 @@ pub fn run_case_loads(c: &Case, i: usize, loads: usize) -> Result<Value> {
 }
 
 /// One load and run of a case in a directory named by `tag`: what it measured, and the tree it met at its end.
-fn measure(c: &Case, tag: &str) -> Result<(Measured, Value)> {
+fn measure(c: &Case, tag: &str, sync: SyncMode) -> Result<(Measured, Value)> {
     let (design, w) = (&c.design, &c.workload);
     let dir = std::env::temp_dir().join(format!("cosine-validate-{}-{tag}", std::process::id()));
     let model = DistributionAware::new();
@@ -124,7 +133,7 @@ fn measure(c: &Case, tag: &str) -> Result<(Measured, Value)> {
         &dir,
         RunSpec {
             threads: c.threads,
-            sync: SyncMode::Never,
+            sync,
             seed: 11,
             warm_up_writes: warm_up,
             slices: VALIDATE_SLICES,
