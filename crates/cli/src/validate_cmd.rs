@@ -55,7 +55,7 @@ pub struct ValidateArgs {
     loads: usize,
     /// The log's sync mode the engine runs with. It sets the writer's pace, and so what flushes and merges
     /// cost a write: without fsync a writer outruns the merges and one merge takes several flushed runs; with
-    /// an fsync a write, each flush gets its own merge, as the model prices it.
+    /// an fsync a write, each flush gets its own merge, as the model's rules assume.
     #[arg(long, value_enum, default_value_t = SyncArg::Never)]
     sync: SyncArg,
     /// Print one JSON document.

@@ -38,7 +38,7 @@ pub fn run_case(c: &Case, i: usize) -> Result<Value> {
 ///
 /// `sync` is the log's sync mode the engine runs with. It sets the writer's pace, and with it what flushes and
 /// merges cost a write: a writer that outruns the merges lets flushed runs queue and one merge take several of
-/// them, where a writer that fsyncs every write gives each flush its own merge, as the model prices it (a
+/// them, where a writer that fsyncs every write gives each flush its own merge, as the model's rules assume (a
 /// development design measured 5.6-6.1 blocks a write with [`SyncMode::Never`], 9.46 with
 /// [`SyncMode::Batch`]). The row records it (`sync`) unless it is [`SyncMode::Never`].
 pub fn run_case_loads(c: &Case, i: usize, loads: usize, sync: SyncMode) -> Result<Value> {
