@@ -32,6 +32,24 @@ pub enum SyncMode {
     Never,
 }
 
+impl SyncMode {
+    /// The name a command line and a report spell the mode with: "always", "batch" or "never".
+    pub const fn name(self) -> &'static str {
+        match self {
+            SyncMode::Always => "always",
+            SyncMode::Batch => "batch",
+            SyncMode::Never => "never",
+        }
+    }
+
+    /// The mode [`SyncMode::name`] spells `name`, if any.
+    pub fn from_name(name: &str) -> Option<SyncMode> {
+        [SyncMode::Always, SyncMode::Batch, SyncMode::Never]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
 /// The path of segment `id`.
 pub fn segment_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("{id:010}.wal"))
@@ -279,6 +297,14 @@ fn parse_entry(body: &[u8]) -> Option<(Record, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sync_mode_is_found_again_by_its_name() {
+        for m in [SyncMode::Always, SyncMode::Batch, SyncMode::Never] {
+            assert_eq!(SyncMode::from_name(m.name()), Some(m));
+        }
+        assert_eq!(SyncMode::from_name("sometimes"), None);
+    }
 
     fn write_log(dir: &Path, n: u64) -> Vec<u8> {
         let mut w = WalWriter::create(&Storage::default(), dir, 1, 0).unwrap();

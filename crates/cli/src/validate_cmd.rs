@@ -5,8 +5,9 @@
 
 use crate::bench_cmd::{load_workload, SyncArg};
 use anyhow::{bail, Result};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use cosine_design::DesignClass;
+use cosine_engine::SyncMode;
 use cosine_validate::{class_designs, fixed_variants, run_case_loads, summary, CaseSpec};
 use cosine_ycsb::CoreWorkload;
 use serde_json::{json, Value};
@@ -112,11 +113,11 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
             *field = report[value].as_u64().unwrap_or(*field);
         }
         a.loads = report["loads"].as_u64().map_or(1, |n| n.max(1) as usize);
-        a.sync = match report["sync"].as_str() {
-            Some("always") => SyncArg::Always,
-            Some("batch") => SyncArg::Batch,
-            _ => SyncArg::Never,
-        };
+        // (a report without one ran unsynced)
+        a.sync = report["sync"]
+            .as_str()
+            .and_then(|n| SyncArg::from_str(n, false).ok())
+            .unwrap_or(SyncArg::Never);
         return report_rows(&a, &rows);
     }
     let threads: Vec<usize> = match &a.threads {
@@ -215,7 +216,7 @@ fn report_rows(a: &ValidateArgs, rows: &[Value]) -> Result<()> {
             "{}",
             serde_json::to_string_pretty(&json!({
                 "records": a.records, "ops": a.ops, "memory": a.memory, "held_out": a.held_out, "loads": a.loads,
-                "sync": format!("{:?}", a.sync).to_lowercase(),
+                "sync": SyncMode::from(a.sync).name(),
                 "seed": a.seed, "designs": a.design, "rows": rows, "summary": summary(rows),
             }))?
         );
@@ -272,9 +273,9 @@ fn print_table(a: &ValidateArgs, rows: &[Value]) {
     println!(
         "I/Os per operation, model against engine ({} operations{}{}{})",
         a.ops,
-        match a.sync {
-            SyncArg::Never => String::new(),
-            s => format!(", log synced: {}", format!("{s:?}").to_lowercase()),
+        match SyncMode::from(a.sync) {
+            SyncMode::Never => String::new(),
+            s => format!(", log synced: {}", s.name()),
         },
         if a.loads > 1 {
             format!(", the median of {} loads a cell", a.loads)

@@ -73,7 +73,7 @@ pub fn run_case_loads(c: &Case, i: usize, loads: usize, sync: SyncMode) -> Resul
         // the tree the run met at its end: runs and resident runs per level, and the entries they hold
         obj.insert("tree".into(), tree.clone());
         if sync != SyncMode::Never {
-            obj.insert("sync".into(), json!(format!("{sync:?}").to_lowercase()));
+            obj.insert("sync".into(), json!(sync.name()));
         }
         if loads > 1 {
             obj.insert("loads".into(), json!(loads));

@@ -28,12 +28,8 @@ fn main() {
         .and_then(|t| Design::from_json(&t).map_err(|e| e.to_string()))
         .unwrap_or_else(|e| fail(2, &e));
     let start: u64 = args[3].parse().unwrap_or_else(|_| fail(2, "START"));
-    let sync = match args[4].as_str() {
-        "always" => SyncMode::Always,
-        "batch" => SyncMode::Batch,
-        "never" => SyncMode::Never,
-        other => fail(2, &format!("unknown sync mode {other}")),
-    };
+    let sync = SyncMode::from_name(&args[4])
+        .unwrap_or_else(|| fail(2, &format!("unknown sync mode {}", args[4])));
     let threads: u64 = args[5]
         .parse()
         .ok()
