@@ -307,6 +307,9 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     // bytes this process read from the device during the run, the same counter for every engine (each cell
     // is a process of its own; reads served by the page cache do not count)
     let device_before = adapters::proc_io_bytes();
+    // and the CPU time of the whole process over the run: the client's (the same work for every engine) and
+    // every engine thread's, foreground and background
+    let cpu_before = cosine_ycsb::cpu_seconds();
     let run = run_phase(
         store.as_ref(),
         &ledger,
@@ -322,6 +325,13 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         }
         _ => None,
     };
+    let cpu_us_per_op = |pick: fn((f64, f64)) -> f64| match (cpu_before, cosine_ycsb::cpu_seconds()) {
+        (Some(b), Some(a)) if run.operations > 0 => {
+            Some((pick(a) - pick(b)) * 1e6 / run.operations as f64)
+        }
+        _ => None,
+    };
+    let (user_us_per_op, system_us_per_op) = (cpu_us_per_op(|c| c.0), cpu_us_per_op(|c| c.1));
     let p99 = run.ops.iter().map(|o| o.1.p99_us).fold(0.0, f64::max);
     drop(store);
     let disk: u64 = dir_bytes(&dir);
@@ -335,6 +345,7 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         "warmup_ops": warmup_ops,
         "read_ios_per_op": run.read_ios_per_op, "settle_seconds": settle_seconds,
         "device_read_kib_per_op": device_read_kib_per_op,
+        "user_cpu_us_per_op": user_us_per_op, "system_cpu_us_per_op": system_us_per_op,
         "peak_resident_bytes": cosine_ycsb::peak_resident_bytes(), "disk_bytes": disk,
         "malloc_arenas": std::env::var("MALLOC_ARENA_MAX").ok().and_then(|v| v.parse::<u64>().ok()),
     });
@@ -535,9 +546,12 @@ fn real_main() -> Result<()> {
                 match row.get("failed").or(row.get("unsupported")) {
                     Some(f) => eprintln!("{:<8} {:<14} round {round}: {}", w.name, e, f.as_str().unwrap_or("failed")),
                     None => eprintln!(
-                        "{:<8} {:<14} round {round}: load {:>9.0} ops/s   run {:>9.0} ops/s   p99 {:>7.0} µs   errors {}   wrong {}   peak RSS {} MiB{}",
+                        "{:<8} {:<14} round {round}: load {:>9.0} ops/s   run {:>9.0} ops/s   p99 {:>7.0} µs   cpu {:>5.1}+{:<5.1} µs/op   errors {}   wrong {}   peak RSS {} MiB{}",
                         w.name, e, row["load"].as_f64().unwrap_or(0.0), row["run"].as_f64().unwrap_or(0.0),
-                        row["p99_us"].as_f64().unwrap_or(0.0), row["errors"], row["wrong"],
+                        row["p99_us"].as_f64().unwrap_or(0.0),
+                        row["user_cpu_us_per_op"].as_f64().unwrap_or(f64::NAN),
+                        row["system_cpu_us_per_op"].as_f64().unwrap_or(f64::NAN),
+                        row["errors"], row["wrong"],
                         row["peak_resident_bytes"].as_u64().unwrap_or(0) >> 20,
                         row.get("cgroup_peak_bytes").and_then(Value::as_u64).map_or(String::new(), |p| format!("   cgroup peak {} MiB", p >> 20)),
                     ),
