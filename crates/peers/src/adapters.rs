@@ -497,11 +497,10 @@ pub(crate) mod peers {
         }
     }
 
-    /// fjall 3: a block cache of 3M/4, memtables of M/8 each and M/4 in all (the active one and those
-    /// awaiting their flush: fjall's `max_write_buffer_size`, which is off by default, so that a load that
-    /// outruns the flushes queues sealed memtables without bound), no compression; each write flushed to the
-    /// OS from its journal buffer (fjall's default); `durable` persists the journal with fdatasync after every
-    /// write.
+    /// fjall 3: a block cache of 3M/4, memtables of M/8 (fjall stalls writes at four sealed memtables
+    /// awaiting their flush: M/2 at most; its `max_write_buffer_size` is accepted but unused in 3.1.13), no
+    /// compression; each write flushed to the OS from its journal buffer (fjall's default); `durable`
+    /// persists the journal with fdatasync after every write.
     pub struct Fjall {
         db: fjall::Database,
         ks: fjall::Keyspace,
@@ -512,13 +511,8 @@ pub(crate) mod peers {
     impl Fjall {
         pub fn open(memory: u64, dir: &std::path::Path, durable: bool) -> Result<Self> {
             use fjall::config::CompressionPolicy;
-            // (`max_write_buffer_size` is marked deprecated and hidden in fjall 3.1 with a "todo", but it is
-            // the only bound on the memtables awaiting their flush: without it fjall was OOM-killed under a
-            // 128 MiB cap in every round)
-            #[allow(deprecated)]
             let db = fjall::Database::builder(dir)
                 .cache_size(memory * 3 / 4)
-                .max_write_buffer_size(Some((memory / 4).max(1 << 20)))
                 .open()?;
             let ks = db.keyspace("ycsb", || {
                 fjall::KeyspaceCreateOptions::default()
