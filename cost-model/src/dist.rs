@@ -441,9 +441,19 @@ fn build_tree(
     )
 }
 
-/// Writes the store has seen: the workload's operations times its write share.
+/// Writes the store has seen at the workload's end: χ₀ + χ operations (those run before and the workload's
+/// own) times the write share.
 fn written(w: &Workload) -> f64 {
-    w.operations as f64 * (w.mix.insert + w.mix.blind_update + w.mix.rmw)
+    w.operations_before.saturating_add(w.operations) as f64 * write_share(w)
+}
+
+/// Writes the store had seen before the workload's own operations began: χ₀ times the write share.
+fn written_before(w: &Workload) -> f64 {
+    w.operations_before as f64 * write_share(w)
+}
+
+fn write_share(w: &Workload) -> f64 {
+    w.mix.insert + w.mix.blind_update + w.mix.rmw
 }
 
 /// Per key partition, the chance that a lookup of an existing key is answered by the design's entry cache
@@ -568,7 +578,10 @@ fn retained_versions(
         design.cold_runs as f64,
     );
     let m = &workload.mix;
-    let updates = workload.operations as f64 * (m.blind_update + m.rmw);
+    let updates = workload
+        .operations_before
+        .saturating_add(workload.operations) as f64
+        * (m.blind_update + m.rmw);
     if z <= 1.0 || updates <= 0.0 {
         return 0.0;
     }
@@ -1089,34 +1102,44 @@ fn write_levels(design: &Design, l: u32, h: u32, entry_bytes: f64) -> Vec<WriteL
         .collect()
 }
 
-/// The distinct keys a level holds on average while `written` writes fill it from empty: the mean of
-/// `distinct_after` over the writes (Simpson's rule on 8 intervals of the smooth, concave curve; skewed writes
-/// reach most of their keys early, so this is well above half the distinct keys of all of them).
-fn mean_distinct(parts: &[KeyPart], written: f64) -> f64 {
-    if written <= 0.0 {
+/// The distinct keys a level that fills from empty holds on average while the writes from the `from`-th to
+/// the `to`-th arrive: the mean of `distinct_after` over them (Simpson's rule on 8 intervals of the smooth,
+/// concave curve; skewed writes reach most of their keys early, so from 0 this is well above half the distinct
+/// keys of all of them); the distinct keys of `to` writes when the stretch is empty.
+fn mean_distinct(parts: &[KeyPart], from: f64, to: f64) -> f64 {
+    let from = from.max(0.0);
+    if to <= 0.0 {
         return 0.0;
     }
+    if to <= from {
+        return distinct_after(parts, to);
+    }
     const STEPS: usize = 8;
-    let h = written / STEPS as f64;
-    // (distinct_after(0) = 0)
-    let sum: f64 = (1..=STEPS)
+    let h = (to - from) / STEPS as f64;
+    let sum: f64 = (0..=STEPS)
         .map(|j| {
-            let weight = if j == STEPS {
+            let weight = if j == 0 || j == STEPS {
                 1.0
             } else if j % 2 == 1 {
                 4.0
             } else {
                 2.0
             };
-            weight * distinct_after(parts, h * j as f64)
+            // (distinct_after(0) = 0: no call for the first point of a stretch from the load)
+            if j == 0 && from == 0.0 {
+                0.0
+            } else {
+                weight * distinct_after(parts, from + h * j as f64)
+            }
         })
         .sum();
-    sum * h / 3.0 / written
+    sum * h / 3.0 / (to - from)
 }
 
 /// Blocks our engine reads and writes in flushes and compactions per write (the fixed model's σ_p), for a tree
 /// whose levels are `levels`, over `stored` entries (the distinct keys and the versions a tiered last level
-/// keeps), after `written` writes, with flushes of `eb` entries and `b` entries a block.
+/// keeps), over the `writes` (those after the `start`-th up to the `end`-th), with flushes of `eb` entries and
+/// `b` entries a block.
 ///
 /// A flush writes the buffer's distinct keys, one per W(eb) writes (W: writes that reach that many distinct
 /// keys). Then, level by level, for the runs arriving from above (a flush at level 1):
@@ -1134,9 +1157,10 @@ fn engine_write_cost(
     b: f64,
     parts: &[KeyPart],
     stored: f64,
-    written: f64,
+    writes: std::ops::Range<f64>,
     half_of_written: bool,
 ) -> f64 {
+    let (from, written) = (writes.start, writes.end);
     let fill = |n: f64| writes_to_fill(parts, n);
     // writes per flush; a buffer whose key space never fills it never flushes
     let Some(w0) = fill(eb) else {
@@ -1165,12 +1189,13 @@ fn engine_write_cost(
             } else if pushes.is_some() {
                 lv.push_at / 2.0
             } else if half_of_written {
-                // never pushed, priced as half the distinct keys of all the writes
+                // never pushed, priced as half the distinct keys of all the writes (the reference quirk:
+                // from the load, whatever χ₀)
                 lv.push_at.min(distinct_after(parts, written)) / 2.0
             } else {
                 // never pushed: the level grows to the distinct keys written, from empty; on average over the
-                // writes it holds the distinct keys of a share of them, which skewed writes reach early
-                lv.push_at.min(mean_distinct(parts, written))
+                // writes priced it holds the distinct keys of a share of them, which skewed writes reach early
+                lv.push_at.min(mean_distinct(parts, from, written))
             };
             entries += if into_partial {
                 // file by file: each entry moved reads and rewrites its share of the overlapping files
@@ -1403,7 +1428,7 @@ impl DistributionAware {
                     b,
                     &parts,
                     ages.versions(),
-                    written(workload),
+                    written_before(workload)..written(workload),
                     q.levels_always_fill,
                 )
             };
@@ -1459,9 +1484,9 @@ impl DistributionAware {
 ///   runs pushed into it above that run (the planner merges the oldest two on each arrival); with Z = 1 each
 ///   push merges into the one run.
 ///
-/// The writes the store has seen are the workload's operations times its write share: inserts add keys (N
-/// counts them), updates leave older versions behind, one per key a buffer kept, so update-heavy workloads
-/// keep more versions than keys and the oldest runs' indexes go cold.
+/// The writes the store has seen are its operations (χ₀ + χ: those before the workload's and its own) times
+/// the write share: inserts add keys (N counts them), updates leave older versions behind, one per key a
+/// buffer kept, so update-heavy workloads keep more versions than keys and the oldest runs' indexes go cold.
 #[derive(Clone, Debug)]
 pub struct LshAges {
     /// Entries whose hash index fits M_FP (the newest).
@@ -1518,7 +1543,10 @@ impl LshAges {
         // the writes that fill one buffer with eb distinct keys (as many as eb when the universe is vast)
         let kept = writes_to_fill(parts, eb).map_or(1.0, |w| (eb / w.max(eb)).clamp(0.0, 1.0));
         let kept = if kept > 0.0 { kept } else { 1.0 };
-        let ops = workload.operations as f64;
+        // (the state after every operation so far, the workload's and those before it)
+        let ops = workload
+            .operations_before
+            .saturating_add(workload.operations) as f64;
         let obsolete = ops * (m.blind_update + m.rmw) * kept;
         let written = (ops * m.insert + obsolete).max(0.0);
         let n = shape.entries.max(1.0);
@@ -2064,7 +2092,7 @@ impl DistributionAware {
                 b,
                 &parts,
                 stored.effective_entries,
-                written(workload),
+                written_before(workload)..written(workload),
                 q.levels_always_fill,
             )
         };
@@ -2741,6 +2769,39 @@ mod tests {
         let write = eval(&d, &w).per_op.blind_update;
         let half = eval_with(filling, &d, &w).per_op.blind_update;
         assert!(write > 1.2 * half, "{write} {half}");
+    }
+
+    #[test]
+    fn a_filling_level_holds_the_mean_of_its_keys_over_the_writes_priced() {
+        // The development cell above: zipfian writes over 20,000 keys. The mean over all the writes is the
+        // mean of the means over stretches that tile them, a stretch of no length is the keys at its point,
+        // and a later stretch holds more keys than an earlier one of the same length.
+        let (w, _) = validated_hybrid(20_000, 200_000, 32, 1_815_347, 61_805, 220_000);
+        let keys = KeySpace::from_workload(&w);
+        let parts = keys.parts();
+        let all = 400_000.0;
+        let whole = mean_distinct(&parts, 0.0, all);
+        let quarters: Vec<f64> = (0..4)
+            .map(|i| mean_distinct(&parts, all * i as f64 / 4.0, all * (i + 1) as f64 / 4.0))
+            .collect();
+        let tiled = quarters.iter().sum::<f64>() / 4.0;
+        assert!((tiled - whole).abs() < 0.01 * whole, "{whole} {quarters:?}");
+        assert!(quarters.windows(2).all(|q| q[1] > q[0]), "{quarters:?}");
+        assert_eq!(
+            mean_distinct(&parts, 1000.0, 1000.0),
+            distinct_after(&parts, 1000.0)
+        );
+        assert_eq!(mean_distinct(&parts, 0.0, 0.0), 0.0);
+        // the model's write price follows: over the last quarter of the writes it is above the price over all
+        // of them from the load (the level it rewrites has grown), and from the load it is what it was
+        // before χ₀ existed
+        let (mut w, d) = validated_hybrid(20_000, 200_000, 32, 1_815_347, 61_805, 220_000);
+        let from_load = eval(&d, &w).per_op.blind_update;
+        let total = w.operations;
+        w.operations_before = total * 3 / 4;
+        w.operations = total / 4;
+        let late = eval(&d, &w).per_op.blind_update;
+        assert!(late > from_load, "{late} {from_load}");
     }
 
     #[test]

@@ -245,6 +245,8 @@ impl Ctx<'_> {
         let frac = entries / self.workload.entries as f64;
         w.entries = (entries.round() as u64).max(1);
         w.operations = ((self.workload.operations as f64 * frac).round() as u64).max(1);
+        // (the operations run before, χ₀, shard with the data like χ: a shard's key is its entries)
+        w.operations_before = (self.workload.operations_before as f64 * frac).round() as u64;
         w.mix = if self.opts.rho.is_some() {
             w.mix
         } else {

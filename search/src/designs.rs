@@ -242,6 +242,7 @@ type Grid = Vec<Vec<Option<Priced>>>;
 struct GridKey {
     entries: u64,
     operations: u64,
+    operations_before: u64,
     memory_bytes: u64,
     block_bytes: u64,
     quirks: ReferenceQuirks,
@@ -262,7 +263,7 @@ const TIE: f64 = 1e-12;
 /// numbers only (the quirks, when a caller sets any, come with numbers of their own).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct EvalKey {
-    numbers: [u64; 16],
+    numbers: [u64; 17],
     quirks: ReferenceQuirks,
 }
 
@@ -285,6 +286,7 @@ impl EvalKey {
             numbers: [
                 w.entries,
                 w.operations,
+                w.operations_before,
                 kinds,
                 d.size_ratio,
                 d.hot_runs,
@@ -1391,6 +1393,7 @@ impl Shard<'_> {
         GridKey {
             entries: self.workload.entries,
             operations: self.workload.operations,
+            operations_before: self.workload.operations_before,
             memory_bytes: self.memory_bytes,
             block_bytes: self.block_bytes,
             quirks: self.quirks,

@@ -511,10 +511,15 @@ fn cost(a: CostArgs) -> Result<()> {
         design.fence_bytes
     );
     println!(
-        "workload {name}: {} entries of {} B, {} operations ({})",
+        "workload {name}: {} entries of {} B, {} operations{} ({})",
         workload.entries,
         workload.entry_bytes(),
         workload.operations,
+        if workload.operations_before > 0 {
+            format!(" after {} run before", workload.operations_before)
+        } else {
+            String::new()
+        },
         describe_mix(&workload)
     );
     println!(

@@ -156,6 +156,7 @@ pub fn named_workload(name: &str) -> Result<Workload> {
         key_bytes: 128,
         value_bytes: 896,
         operations: 10_000_000,
+        operations_before: 0,
     })
 }
 

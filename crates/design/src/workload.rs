@@ -229,6 +229,9 @@ fn default_value_bytes() -> u64 {
 fn default_entries() -> u64 {
     10_000_000
 }
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
 fn default_operations() -> u64 {
     10_000_000
 }
@@ -269,6 +272,12 @@ pub struct Workload {
     /// χ: operations in the workload.
     #[serde(default = "default_operations")]
     pub operations: u64,
+    /// χ₀: operations of this workload the store ran before these χ (0: they start on the freshly loaded,
+    /// settled store). The store's state (the versions a tiered level keeps, an LSH design's runs, the keys of
+    /// a level never pushed down) is the state after χ₀ + χ of them; a write's flush and compaction price is
+    /// its mean over the χ.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub operations_before: u64,
 }
 
 impl Workload {
@@ -284,6 +293,7 @@ impl Workload {
             key_bytes: default_key_bytes(),
             value_bytes: default_value_bytes(),
             operations: default_operations(),
+            operations_before: 0,
         }
     }
 

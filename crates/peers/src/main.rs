@@ -325,7 +325,8 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         }
         _ => None,
     };
-    let cpu_us_per_op = |pick: fn((f64, f64)) -> f64| match (cpu_before, cosine_ycsb::cpu_seconds()) {
+    let cpu_us_per_op = |pick: fn((f64, f64)) -> f64| match (cpu_before, cosine_ycsb::cpu_seconds())
+    {
         (Some(b), Some(a)) if run.operations > 0 => {
             Some((pick(a) - pick(b)) * 1e6 / run.operations as f64)
         }

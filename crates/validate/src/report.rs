@@ -231,20 +231,33 @@ pub fn compare(c: &Case, m: &Measured) -> Value {
                 .ok()
         })
         .collect();
-    // flushes and compactions are counted over the whole warm-up and run, so their prediction is averaged
-    // over stores spread evenly over all of it (inserts grow the data from the load's records on)
+    // the flush and compaction part of an operation's price (a write's, and a read-modify-write's write)
+    let write_part = |c: &cosine_cost_model::IoCost| {
+        w.insert * c.per_op.insert + (w.update + w.read_modify_write) * c.per_op.blind_update
+    };
+    // flushes and compactions are counted over the whole warm-up and run, so their prediction is the mean
+    // over stretches that tile all of it: each stretch priced as its own writes after those before it
+    // (`operations_before`: the model's write price is a mean over the writes it is asked about, and the
+    // store's state that after them), inserts growing the data from the load's records on
+    // (the model takes the store's state at a stretch's end, so the stretches are short: the state's bias
+    // is half a stretch, 1/64 of the writes)
+    const STRETCHES: usize = 32;
     let all_writes = warm_up + m.run_writes as f64;
-    let write_costs: Vec<f64> = (0..VALIDATE_SLICES)
+    let write_costs: Vec<f64> = (0..STRETCHES)
         .filter_map(|i| {
-            let done = all_writes * (i as f64 + 0.5) / VALIDATE_SLICES as f64;
-            let c = model.evaluate(design, &at(done)).ok()?;
-            (write_share > 0.0).then(|| {
-                (w.insert * c.per_op.insert
-                    + (w.update + w.read_modify_write) * c.per_op.blind_update)
-                    / write_share
-            })
+            let from = all_writes * i as f64 / STRETCHES as f64;
+            let to = all_writes * (i as f64 + 1.0) / STRETCHES as f64;
+            let mut stretch = at(to);
+            if write_share > 0.0 {
+                stretch.operations_before = (from / write_share).round() as u64;
+                stretch.operations = ((to - from) / write_share).round().max(1.0) as u64;
+            }
+            let c = model.evaluate(design, &stretch).ok()?;
+            (write_share > 0.0).then(|| write_part(&c) / write_share)
         })
         .collect();
+    let write_mean = (!write_costs.is_empty())
+        .then(|| write_costs.iter().sum::<f64>() / write_costs.len() as f64);
     let mean = |f: &dyn Fn(&cosine_cost_model::IoCost) -> f64| {
         (!costs.is_empty()).then(|| costs.iter().map(f).sum::<f64>() / costs.len() as f64)
     };
@@ -254,12 +267,18 @@ pub fn compare(c: &Case, m: &Measured) -> Value {
         .explain(design, &at(warm_up + m.run_writes as f64))
         .ok()
         .flatten();
-    let predicted = mean(&|c| c.per_operation).unwrap_or(f64::NAN);
+    // in all: the read path at the stores the slices met, and the writes' flushes and compactions as they
+    // are measured, over all the writes (the engine's total adds its background I/O per write the same way)
+    let predicted = match write_mean {
+        Some(per_write) => {
+            mean(&|c| c.per_operation - write_part(c)).map(|reads| reads + per_write * write_share)
+        }
+        None => mean(&|c| c.per_operation),
+    }
+    .unwrap_or(f64::NAN);
     // the same comparison per operation type: read-path blocks of reads and scans, and the flush and
     // compaction I/O per write
-    let predicted_write = (!write_costs.is_empty())
-        .then(|| write_costs.iter().sum::<f64>() / write_costs.len() as f64)
-        .filter(|_| m.write.is_some());
+    let predicted_write = write_mean.filter(|_| m.write.is_some());
     let class = cost
         .as_ref()
         .map_or("?".to_string(), |c| c.class.to_string());

@@ -280,6 +280,7 @@ impl CoreWorkload {
             key_bytes: 23,
             value_bytes: self.value_bytes() as u64,
             operations: self.operation_count.max(1),
+            operations_before: 0,
         }
     }
 }
