@@ -325,14 +325,14 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         }
         _ => None,
     };
-    let cpu_us_per_op = |pick: fn((f64, f64)) -> f64| match (cpu_before, cosine_ycsb::cpu_seconds())
-    {
+    // (one reading after the run for both figures)
+    let (user_us_per_op, system_us_per_op) = match (cpu_before, cosine_ycsb::cpu_seconds()) {
         (Some(b), Some(a)) if run.operations > 0 => {
-            Some((pick(a) - pick(b)) * 1e6 / run.operations as f64)
+            let per_op = |s: f64| Some(s * 1e6 / run.operations as f64);
+            (per_op(a.0 - b.0), per_op(a.1 - b.1))
         }
-        _ => None,
+        _ => (None, None),
     };
-    let (user_us_per_op, system_us_per_op) = (cpu_us_per_op(|c| c.0), cpu_us_per_op(|c| c.1));
     let p99 = run.ops.iter().map(|o| o.1.p99_us).fold(0.0, f64::max);
     drop(store);
     let disk: u64 = dir_bytes(&dir);
