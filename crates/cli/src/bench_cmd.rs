@@ -198,6 +198,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             seed: a.seed,
             warm_up_writes: 0,
             slices: 1,
+            // a timed run: the client writes as fast as the engine takes it
+            pace: None,
             progress: if a.json { &NoProgress } else { &Bar },
         },
     )?;

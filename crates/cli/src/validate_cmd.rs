@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
 use cosine_design::DesignClass;
 use cosine_engine::SyncMode;
-use cosine_validate::{class_designs, fixed_variants, run_case_loads, summary, CaseSpec};
+use cosine_validate::{class_designs, fixed_variants, run_case_loads, summary, CaseSpec, Pace};
 use cosine_ycsb::CoreWorkload;
 use serde_json::{json, Value};
 
@@ -54,11 +54,12 @@ pub struct ValidateArgs {
     /// measured (one load can leave a different tree from the next: the engine's merges run beside the writer).
     #[arg(long, default_value_t = 1)]
     loads: usize,
-    /// The log's sync mode the engine runs with. It sets the writer's pace, and so what flushes and merges
-    /// cost a write: without fsync a writer outruns the merges and one merge takes several flushed runs; with
-    /// an fsync a write, each flush gets its own merge, as the model's rules assume.
+    /// The log's sync mode the engine runs with.
     #[arg(long, value_enum, default_value_t = SyncArg::Never)]
     sync: SyncArg,
+    /// How the client paces its writes against the engine's flushes and merges (load, warm-up and run).
+    #[arg(long, value_enum, default_value_t = PaceArg::Merged)]
+    pace: PaceArg,
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
@@ -69,6 +70,26 @@ pub struct ValidateArgs {
     /// model, keeping what the engine measured, and print the table (or `--json`) as a run would.
     #[arg(long, value_name = "REPORT.json")]
     rescore: Option<String>,
+}
+
+/// How validate's client paces its writes, as `--pace` spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PaceArg {
+    /// Wait for the flushes and merges after every half flush of writes: each flush gets its own merge and the
+    /// tree keeps its design's shape, as the model prices a design.
+    Merged,
+    /// Write as fast as the engine takes it: a writer that outruns the merges lets one merge take several
+    /// flushed runs (fewer block writes a write than the design's rules; the tree's shape depends on speeds).
+    Free,
+}
+
+impl From<PaceArg> for Pace {
+    fn from(p: PaceArg) -> Pace {
+        match p {
+            PaceArg::Merged => Pace::Merged,
+            PaceArg::Free => Pace::Free,
+        }
+    }
 }
 
 fn workloads(a: &ValidateArgs, records: u64) -> Result<Vec<CoreWorkload>> {
@@ -118,6 +139,11 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
             .as_str()
             .and_then(|n| SyncArg::from_str(n, false).ok())
             .unwrap_or(SyncArg::Never);
+        // (a report without one ran its writer free)
+        a.pace = report["pace"]
+            .as_str()
+            .and_then(|n| PaceArg::from_str(n, false).ok())
+            .unwrap_or(PaceArg::Free);
         return report_rows(&a, &rows);
     }
     let threads: Vec<usize> = match &a.threads {
@@ -195,7 +221,7 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
                 c.workload.name
             );
         }
-        rows.push(run_case_loads(c, i, a.loads, a.sync.into())?);
+        rows.push(run_case_loads(c, i, a.loads, a.sync.into(), a.pace.into())?);
     }
     if !a.json {
         eprintln!();
@@ -216,7 +242,7 @@ fn report_rows(a: &ValidateArgs, rows: &[Value]) -> Result<()> {
             "{}",
             serde_json::to_string_pretty(&json!({
                 "records": a.records, "ops": a.ops, "memory": a.memory, "held_out": a.held_out, "loads": a.loads,
-                "sync": SyncMode::from(a.sync).name(),
+                "sync": SyncMode::from(a.sync).name(), "pace": Pace::from(a.pace).name(),
                 "seed": a.seed, "designs": a.design, "rows": rows, "summary": summary(rows),
             }))?
         );
@@ -271,8 +297,12 @@ fn plot_fixed(a: &ValidateArgs, rows: &[Value], plot: &str) -> Result<()> {
 
 fn print_table(a: &ValidateArgs, rows: &[Value]) {
     println!(
-        "I/Os per operation, model against engine ({} operations{}{}{})",
+        "I/Os per operation, model against engine ({} operations, {}{}{}{})",
         a.ops,
+        match a.pace {
+            PaceArg::Merged => "each flush merged before the next",
+            PaceArg::Free => "the writer free of the merges",
+        },
         match SyncMode::from(a.sync) {
             SyncMode::Never => String::new(),
             s => format!(", log synced: {}", s.name()),

@@ -281,6 +281,8 @@ impl Measurer for CosineMeasurer {
                 seed,
                 warm_up_writes: 0,
                 slices: 1,
+                // a timed run: the client writes as fast as the engine takes it
+                pace: None,
                 progress: &NoProgress,
             },
         );

@@ -64,6 +64,65 @@ pub fn proc_io_bytes() -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// The counters of the block device a directory lives on (`/sys/dev/block/MAJOR:MINOR/stat`): requests
+/// completed and the milliseconds they took, reads and writes. Device-wide: every process's I/O counts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeviceStats {
+    /// Read requests completed.
+    pub reads: u64,
+    /// Milliseconds read requests took (summed over requests, so overlapping ones count each).
+    pub read_ms: u64,
+    /// Write requests completed.
+    pub writes: u64,
+    /// Milliseconds write requests took.
+    pub write_ms: u64,
+}
+
+impl DeviceStats {
+    /// The counters of the device `dir` is on; `None` for a file system without one (tmpfs, overlay) or off
+    /// Linux.
+    pub fn of(dir: &std::path::Path) -> Option<DeviceStats> {
+        use std::os::unix::fs::MetadataExt;
+        let dev = std::fs::metadata(dir).ok()?.dev();
+        // glibc's major()/minor() split of a dev_t
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+        Self::parse(&std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/stat")).ok()?)
+    }
+
+    /// The fields of a block device's `stat` file: reads completed (1st), read ms (4th), writes completed
+    /// (5th), write ms (8th).
+    fn parse(stat: &str) -> Option<DeviceStats> {
+        let f: Vec<u64> = stat
+            .split_whitespace()
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        Some(DeviceStats {
+            reads: *f.first()?,
+            read_ms: *f.get(3)?,
+            writes: *f.get(4)?,
+            write_ms: *f.get(7)?,
+        })
+    }
+
+    /// What the device did between `self` (earlier) and `later`, per one of `ops` operations: read and write
+    /// requests per operation and the mean time of one (µs; null without requests).
+    pub fn since(&self, later: &DeviceStats, ops: u64) -> serde_json::Value {
+        let (reads, writes) = (
+            later.reads.saturating_sub(self.reads),
+            later.writes.saturating_sub(self.writes),
+        );
+        let each = |ms: u64, n: u64| (n > 0).then(|| ms as f64 * 1000.0 / n as f64);
+        serde_json::json!({
+            "reads_per_op": reads as f64 / ops.max(1) as f64,
+            "read_us_each": each(later.read_ms.saturating_sub(self.read_ms), reads),
+            "writes_per_op": writes as f64 / ops.max(1) as f64,
+            "write_us_each": each(later.write_ms.saturating_sub(self.write_ms), writes),
+        })
+    }
+}
+
 /// Polls `idle` every `every` until it has answered true `times` times in a row (a finished compaction may
 /// schedule the next), for at most 600 s: how the harness settles an engine before the timed run.
 pub fn wait_until_idle(
@@ -1081,6 +1140,39 @@ pub mod wt {
         /// WiredTiger's own threads; our thin FFI has no call that reports them).
         fn settle(&self) -> StoreResult<()> {
             super::quiet_wait()
+        }
+    }
+}
+
+#[cfg(test)]
+mod device_tests {
+    use super::*;
+
+    #[test]
+    fn a_block_device_s_counters_are_read_and_differenced() {
+        let before = DeviceStats::parse(
+            "31078540    84354 2648591792  8085510 24895768   469468 2187097272 18430799        0  3578108 27009516",
+        )
+        .unwrap();
+        assert_eq!(
+            (before.reads, before.read_ms, before.writes, before.write_ms),
+            (31078540, 8085510, 24895768, 18430799)
+        );
+        let after = DeviceStats {
+            reads: before.reads + 3000,
+            read_ms: before.read_ms + 600,
+            writes: before.writes,
+            ..before
+        };
+        let d = before.since(&after, 1000);
+        assert_eq!(d["reads_per_op"], 3.0);
+        assert_eq!(d["read_us_each"], 200.0);
+        assert_eq!(d["writes_per_op"], 0.0);
+        assert!(d["write_us_each"].is_null());
+        assert!(DeviceStats::parse("12 x").is_none());
+        // the machine's own device, where it has one: a directory on it reads its counters
+        if let Some(s) = DeviceStats::of(&std::env::temp_dir()) {
+            assert!(s.reads > 0 || s.writes > 0);
         }
     }
 }

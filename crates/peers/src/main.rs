@@ -310,6 +310,7 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     // and the CPU time of the whole process over the run: the client's (the same work for every engine) and
     // every engine thread's, foreground and background
     let cpu_before = cosine_ycsb::cpu_seconds();
+    let device_before_run = adapters::DeviceStats::of(&dir);
     let run = run_phase(
         store.as_ref(),
         &ledger,
@@ -333,6 +334,20 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         }
         _ => (None, None),
     };
+    let device_after = adapters::DeviceStats::of(&dir);
+    // where the client threads' time went, per operation: on a CPU, waiting for one, blocked (the device,
+    // locks, write stalls); the three add up to the mean latency times the threads
+    let client_us = |f: &dyn Fn(&cosine_ycsb::ClientTimes) -> f64| {
+        run.client
+            .as_ref()
+            .filter(|_| run.operations > 0)
+            .map(|c| f(c) * 1e6 / run.operations as f64)
+    };
+    // the device's own counters over the run (the whole device: this cell is the machine's only load)
+    let device = device_before_run
+        .zip(device_after)
+        .filter(|_| run.operations > 0)
+        .map(|(before, after)| before.since(&after, run.operations));
     let p99 = run.ops.iter().map(|o| o.1.p99_us).fold(0.0, f64::max);
     drop(store);
     let disk: u64 = dir_bytes(&dir);
@@ -347,6 +362,10 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
         "read_ios_per_op": run.read_ios_per_op, "settle_seconds": settle_seconds,
         "device_read_kib_per_op": device_read_kib_per_op,
         "user_cpu_us_per_op": user_us_per_op, "system_cpu_us_per_op": system_us_per_op,
+        "client_cpu_us_per_op": client_us(&|c| c.cpu),
+        "client_runqueue_us_per_op": client_us(&|c| c.runqueue),
+        "client_blocked_us_per_op": client_us(&|c| c.blocked()),
+        "device": device,
         "peak_resident_bytes": cosine_ycsb::peak_resident_bytes(), "disk_bytes": disk,
         "malloc_arenas": std::env::var("MALLOC_ARENA_MAX").ok().and_then(|v| v.parse::<u64>().ok()),
     });
@@ -547,11 +566,16 @@ fn real_main() -> Result<()> {
                 match row.get("failed").or(row.get("unsupported")) {
                     Some(f) => eprintln!("{:<8} {:<14} round {round}: {}", w.name, e, f.as_str().unwrap_or("failed")),
                     None => eprintln!(
-                        "{:<8} {:<14} round {round}: load {:>9.0} ops/s   run {:>9.0} ops/s   p99 {:>7.0} µs   cpu {:>5.1}+{:<5.1} µs/op   errors {}   wrong {}   peak RSS {} MiB{}",
+                        "{:<8} {:<14} round {round}: load {:>9.0} ops/s   run {:>9.0} ops/s   p99 {:>7.0} µs   cpu {:>5.1}+{:<5.1} µs/op   client cpu/queue/blocked {:.1}/{:.1}/{:.1} µs/op   device {:.2} reads/op {:.0} µs each   errors {}   wrong {}   peak RSS {} MiB{}",
                         w.name, e, row["load"].as_f64().unwrap_or(0.0), row["run"].as_f64().unwrap_or(0.0),
                         row["p99_us"].as_f64().unwrap_or(0.0),
                         row["user_cpu_us_per_op"].as_f64().unwrap_or(f64::NAN),
                         row["system_cpu_us_per_op"].as_f64().unwrap_or(f64::NAN),
+                        row["client_cpu_us_per_op"].as_f64().unwrap_or(f64::NAN),
+                        row["client_runqueue_us_per_op"].as_f64().unwrap_or(f64::NAN),
+                        row["client_blocked_us_per_op"].as_f64().unwrap_or(f64::NAN),
+                        row["device"]["reads_per_op"].as_f64().unwrap_or(f64::NAN),
+                        row["device"]["read_us_each"].as_f64().unwrap_or(f64::NAN),
                         row["errors"], row["wrong"],
                         row["peak_resident_bytes"].as_u64().unwrap_or(0) >> 20,
                         row.get("cgroup_peak_bytes").and_then(Value::as_u64).map_or(String::new(), |p| format!("   cgroup peak {} MiB", p >> 20)),

@@ -78,6 +78,12 @@ pub struct RunSpec<'a> {
     /// Slices the warm-up and the run are cut into and interleaved (warm-up slice, run slice, ...), so that
     /// the measured operations meet the tree at that many points of its merge cycle rather than one.
     pub slices: u64,
+    /// Writes the client makes at most between two waits for the engine's background work (flushes and
+    /// merges) to finish, in the load, the warm-up and the run: with fewer than half a flush's entries, each
+    /// flush is merged before the next one is made, the tree keeps its design's shape, as the cost model
+    /// prices it. `None`: the client runs free, and a writer that outruns the merges lets one merge take
+    /// several flushed runs (fewer block writes a write, more runs to probe meanwhile).
+    pub pace: Option<u64>,
     /// Shows each phase's progress (a bar, in the CLI).
     pub progress: &'a dyn Progress,
 }
@@ -90,6 +96,102 @@ fn wrong_results(r: &PhaseReport) -> Result<()> {
             first: why.clone(),
         }),
         None => Ok(()),
+    }
+}
+
+/// The client of [`run_bench`]: runs a phase whole, or in parts of at most `pace` writes each followed by a
+/// wait for the engine's flushes and merges.
+struct Paced<'a> {
+    engine: &'a Arc<Engine>,
+    store: &'a CosineStore,
+    ledger: &'a cosine_ycsb::Ledger,
+    threads: usize,
+    pace: Option<u64>,
+    /// A wait for the background work that failed (the engine's error), for [`Paced::checked`].
+    failed: std::cell::RefCell<Option<Error>>,
+}
+
+impl Paced<'_> {
+    /// Runs phase `w` (its load when `load`): whole, or in parts of at most `pace` writes (records of a load,
+    /// else operations holding that many writes on average), waiting for the background work after each.
+    /// A wait that fails ends the phase; [`Paced::checked`] returns its error.
+    fn phase(
+        &self,
+        w: &CoreWorkload,
+        load: bool,
+        seed: u64,
+        progress: Option<&AtomicU64>,
+    ) -> PhaseReport {
+        let run = |part: &CoreWorkload, seed: u64| {
+            run_phase(
+                self.store,
+                self.ledger,
+                part,
+                self.threads,
+                load,
+                seed,
+                progress,
+            )
+        };
+        let Some(pace) = self.pace else {
+            return run(w, seed);
+        };
+        let writes = if load {
+            1.0
+        } else {
+            w.update + w.insert + w.read_modify_write
+        };
+        // operations a part holds: `pace` writes on average (a phase without writes is one part)
+        let per_part = if writes > 0.0 {
+            ((pace.max(1) as f64 / writes).floor() as u64).max(1)
+        } else {
+            u64::MAX
+        };
+        let end = if load {
+            w.record_count
+        } else {
+            w.operation_count
+        };
+        // the part from `at` on: its records of the load, or its operations, after the inserts before it
+        let mut part = w.clone();
+        let bound = |part: &mut CoreWorkload, at: u64, inserted: u64| {
+            let to = end.min(at.saturating_add(per_part));
+            if load {
+                (part.loaded_before, part.record_count) = (at, to);
+            } else {
+                part.operation_count = to - at;
+                part.inserted_before = w.inserted_before + inserted;
+            }
+            to
+        };
+        let first = if load { w.loaded_before } else { 0 };
+        let mut to = bound(&mut part, first, 0);
+        let mut all = run(&part, seed);
+        for n in 1u64.. {
+            if let Err(e) = self.engine.wait_for_compactions() {
+                *self.failed.borrow_mut() = Some(e.into());
+                break;
+            }
+            if to >= end || all.wrong > 0 {
+                break;
+            }
+            to = bound(&mut part, to, all.inserted);
+            // each part its own request stream (the same seed would repeat the first part's keys)
+            all.absorb(run(
+                &part,
+                seed.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            ));
+        }
+        all
+    }
+
+    /// A phase's report, failing on a failed wait or a wrong result.
+    fn checked(&self, r: PhaseReport) -> Result<PhaseReport> {
+        if let Some(e) = self.failed.borrow_mut().take() {
+            return Err(e);
+        }
+        wrong_results(&r)?;
+        Ok(r)
     }
 }
 
@@ -107,15 +209,24 @@ pub fn run_bench(
         seed,
         warm_up_writes,
         slices,
+        pace,
         progress,
     } = spec;
     let engine = Arc::new(Engine::open_with(dir, design, Options::with_sync(sync))?);
     let store = CosineStore(engine.clone());
     let ledger = cosine_ycsb::Ledger::default();
+    let paced = Paced {
+        engine: &engine,
+        store: &store,
+        ledger: &ledger,
+        threads,
+        pace,
+        failed: Default::default(),
+    };
     let load = progress.phase("load", w.record_count, &mut |p| {
-        run_phase(&store, &ledger, w, threads, true, seed, p)
+        paced.phase(w, true, seed, p)
     });
-    wrong_results(&load)?;
+    let load = paced.checked(load)?;
     store.settle()?;
     let before = store.io();
     let before_run = engine.stats();
@@ -137,16 +248,7 @@ pub fn run_bench(
             warm.update = (w.update + w.read_modify_write) / writes;
             warm.insert = w.insert / writes;
             warm.operation_count = warm_writes;
-            let r = run_phase(
-                &store,
-                &ledger,
-                &warm,
-                threads,
-                false,
-                seed + 2 + 10 * i,
-                None,
-            );
-            wrong_results(&r)?;
+            let r = paced.checked(paced.phase(&warm, false, seed + 2 + 10 * i, None))?;
             measured.inserted_before += r.inserted;
             // the warm-up writes as fast as it can, unlike the workload it stands for: let compaction catch
             // up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog of
@@ -161,17 +263,9 @@ pub fn run_bench(
             "run".into()
         };
         let r = progress.phase(&label, slice.operation_count, &mut |p| {
-            run_phase(
-                &store,
-                &ledger,
-                &slice,
-                threads,
-                false,
-                seed + 1 + 10 * i,
-                p,
-            )
+            paced.phase(&slice, false, seed + 1 + 10 * i, p)
         });
-        wrong_results(&r)?;
+        let r = paced.checked(r)?;
         measured.inserted_before += r.inserted;
         match &mut run {
             Some(all) => all.absorb(r),

@@ -18,7 +18,8 @@ pub use calibrate::calibrate_engine;
 pub use cases::{cases, fixed_variants, random_design, Case, CaseSpec};
 pub use harness::{class_designs, run_bench, searched_design, NoProgress, Progress, Run, RunSpec};
 pub use report::{
-    accuracy, compare, rescore, run_case, run_case_loads, summary, Measured, VALIDATE_SLICES,
+    accuracy, compare, pace_of, rescore, run_case, run_case_loads, summary, Measured, Pace,
+    VALIDATE_SLICES,
 };
 
 /// What validation and calibration fail with.

@@ -218,6 +218,62 @@ pub struct OpReport {
     pub read_ios: Option<f64>,
 }
 
+/// Where the client threads' time went, summed over the threads of a phase: on a CPU, waiting for a CPU, and
+/// in all. What is left (the wall time less the two) the threads spent blocked: on the device, a lock, a
+/// condition variable, a write stall, a sleep.
+///
+/// (The kernel's per-thread block-I/O delay, `/proc/thread-self/stat` field 42 with `kernel.task_delayacct`,
+/// would split the device off; on this machine's kernel (6.18) about one thread in three came back with the
+/// system's uptime added to it, so it is not used.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ClientTimes {
+    /// Seconds the threads lived through, each from its first operation to its last (summed).
+    pub wall: f64,
+    /// Seconds on a CPU, user and kernel (the scheduler's runtime, `/proc/thread-self/schedstat`).
+    pub cpu: f64,
+    /// Seconds runnable and waiting for a CPU (schedstat's run delay).
+    pub runqueue: f64,
+}
+
+impl ClientTimes {
+    /// The calling thread's totals so far (its wall field 0); `None` off Linux.
+    pub fn of_this_thread() -> Option<ClientTimes> {
+        let sched = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        let mut f = sched.split_whitespace();
+        let cpu_ns: u64 = f.next()?.parse().ok()?;
+        let wait_ns: u64 = f.next()?.parse().ok()?;
+        Some(ClientTimes {
+            wall: 0.0,
+            cpu: cpu_ns as f64 / 1e9,
+            runqueue: wait_ns as f64 / 1e9,
+        })
+    }
+
+    /// What was spent between `self` (earlier) and `later`, over `wall` seconds.
+    fn until(&self, later: &ClientTimes, wall: f64) -> ClientTimes {
+        ClientTimes {
+            wall,
+            cpu: later.cpu - self.cpu,
+            runqueue: later.runqueue - self.runqueue,
+        }
+    }
+
+    /// Both summed.
+    pub fn plus(&self, o: &ClientTimes) -> ClientTimes {
+        ClientTimes {
+            wall: self.wall + o.wall,
+            cpu: self.cpu + o.cpu,
+            runqueue: self.runqueue + o.runqueue,
+        }
+    }
+
+    /// The seconds left when the CPU and the run queue are taken from the wall time: blocked (on the device,
+    /// a lock, a stall).
+    pub fn blocked(&self) -> f64 {
+        (self.wall - self.cpu - self.runqueue).max(0.0)
+    }
+}
+
 /// What a phase measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct PhaseReport {
@@ -241,6 +297,8 @@ pub struct PhaseReport {
     pub first_wrong: Option<String>,
     /// Records this phase inserted (a later phase continues after them: `CoreWorkload::inserted_before`).
     pub inserted: u64,
+    /// Where the client threads' time went (`None` where the OS does not say).
+    pub client: Option<ClientTimes>,
 }
 
 impl PhaseReport {
@@ -288,6 +346,7 @@ impl PhaseReport {
             self.first_wrong = other.first_wrong;
         }
         self.inserted += other.inserted;
+        self.client = self.client.zip(other.client).map(|(a, b)| a.plus(&b));
     }
 }
 
@@ -306,7 +365,7 @@ pub fn run_phase(
 ) -> PhaseReport {
     let threads = threads.max(1);
     let ops = if load {
-        w.record_count
+        w.record_count.saturating_sub(w.loaded_before)
     } else {
         w.operation_count
     };
@@ -316,7 +375,7 @@ pub fn run_phase(
         w.record_count + w.inserted_before
     };
     let inserted = AtomicU64::new(first_insert);
-    let next_load = AtomicU64::new(0);
+    let next_load = AtomicU64::new(w.loaded_before);
     let errors = AtomicU64::new(0);
     let wrong = AtomicU64::new(0);
     let first_wrong = std::sync::Mutex::new(None::<String>);
@@ -341,6 +400,7 @@ pub fn run_phase(
                     // made when the thread first runs an operation of the kind: a workload uses 1-3 of 5
                     let mut h: Vec<Option<Histogram<u64>>> = vec![None; 5];
                     let mut reads = [0u64; 5];
+                    let (times0, wall0) = (ClientTimes::of_this_thread(), Instant::now());
                     let my_ops =
                         ops / threads as u64 + u64::from((t as u64) < ops % threads as u64);
                     let len = w.value_bytes();
@@ -432,7 +492,10 @@ pub fn run_phase(
                             p.fetch_add(1, Ordering::Relaxed);
                         }
                     }
-                    (h, reads)
+                    let times = times0
+                        .zip(ClientTimes::of_this_thread())
+                        .map(|(a, b)| a.until(&b, wall0.elapsed().as_secs_f64()));
+                    (h, reads, times)
                 })
             })
             .collect();
@@ -449,7 +512,7 @@ pub fn run_phase(
             continue;
         };
         let mut reads = 0u64;
-        for (h, r) in &hists {
+        for (h, r, _) in &hists {
             if let Some(Some(x)) = h.get(k) {
                 let _ = merged.add(x);
             }
@@ -483,6 +546,11 @@ pub fn run_phase(
         wrong: wrong.load(Ordering::Relaxed),
         first_wrong: first_wrong.into_inner().unwrap_or_else(|p| p.into_inner()),
         inserted: inserted.load(Ordering::Relaxed) - first_insert,
+        client: hists
+            .iter()
+            .map(|(_, _, t)| *t)
+            .reduce(|a, b| a.zip(b).map(|(a, b)| a.plus(&b)))
+            .flatten(),
     }
 }
 
@@ -541,7 +609,7 @@ pub fn calibration_workload(op: &str, records: u64, ops: u64) -> Option<CoreWork
 
 /// One client thread's latency histograms and block reads, per operation kind (a histogram only for the kinds
 /// it ran).
-type ThreadLatencies = (Vec<Option<Histogram<u64>>>, [u64; 5]);
+type ThreadLatencies = (Vec<Option<Histogram<u64>>>, [u64; 5], Option<ClientTimes>);
 
 /// A latency histogram in microseconds, 1 µs to 60 s, to 2 significant digits (1%: enough for p50-p99; at
 /// 3 digits every client thread's five histograms took 0.7 MB, which the process's peak memory counts).
@@ -857,6 +925,46 @@ mod tests {
     }
 
     #[test]
+    fn a_client_thread_s_cpu_time_and_its_sleep_are_told_apart() {
+        let t0 = ClientTimes::of_this_thread().expect("/proc/thread-self");
+        let started = std::time::Instant::now();
+        let mut x = 0u64;
+        while started.elapsed().as_millis() < 60 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        let t = t0.until(
+            &ClientTimes::of_this_thread().unwrap(),
+            started.elapsed().as_secs_f64(),
+        );
+        assert!(t.cpu >= 0.03 && t.cpu <= t.wall, "{t:?}");
+        // the sleep is neither CPU nor run queue: it is blocked time
+        assert!(t.blocked() >= 0.05, "{t:?}");
+        // a phase sums its client threads' times
+        let dir = tempfile::tempdir().unwrap();
+        let design = Design::rocksdb_like(256 << 10, 64 << 10, 1 << 20);
+        let engine = Arc::new(
+            Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Never)).unwrap(),
+        );
+        let mut w = CoreWorkload::named("a").unwrap();
+        (w.record_count, w.field_length) = (500, 20);
+        let r = run_phase(
+            &CosineStore(engine),
+            &Ledger::default(),
+            &w,
+            2,
+            true,
+            1,
+            None,
+        );
+        let c = r.client.expect("client times");
+        assert!(
+            c.wall > 0.0 && c.cpu > 0.0 && c.cpu <= c.wall * 1.05,
+            "{c:?}"
+        );
+    }
+
+    #[test]
     fn a_slowdown_or_a_noisy_phi_is_reported_not_hidden() {
         use super::{record_phi, PhiMeasurement, Speedups};
         // two threads ran slower than one: Eq. 2 gives a negative φ, which is kept as 0 and said so
@@ -980,6 +1088,34 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_load_in_parts_loads_every_record_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let design = Design::rocksdb_like(256 << 10, 64 << 10, 1 << 20);
+        let engine = Arc::new(
+            Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Never)).unwrap(),
+        );
+        let store = CosineStore(engine.clone());
+        let mut w = CoreWorkload::named("c").unwrap();
+        (w.record_count, w.operation_count, w.field_length) = (2000, 3000, 20);
+        let ledger = Ledger::default();
+        let mut loaded = 0;
+        for to in [700, 701, 2000] {
+            let mut part = w.clone();
+            (part.loaded_before, part.record_count) = (loaded, to);
+            let r = run_phase(&store, &ledger, &part, 2, true, 7, None);
+            assert_eq!(
+                (r.operations, r.inserted, r.errors),
+                (to - loaded, to - loaded, 0)
+            );
+            loaded = to;
+        }
+        // every record is there (the reads check each value against the ledger), and no other
+        let run = run_phase(&store, &ledger, &w, 2, false, 8, None);
+        assert_eq!((run.errors, run.wrong), (0, 0), "{:?}", run.first_wrong);
+        assert_eq!(engine.scan(.., 10_000).unwrap().len(), 2000);
+    }
+
     /// A store that lies: it acknowledges every 20th update without making it, and drops the last entry of
     /// every scan of more than one.
     struct Lying(CosineStore, AtomicU64);
@@ -1069,6 +1205,7 @@ mod tests {
             wrong: 0,
             first_wrong: None,
             inserted,
+            client: None,
         }
     }
 

@@ -61,6 +61,11 @@ pub struct CoreWorkload {
     /// Records that earlier run phases on the same store inserted after the load (a warm-up): this run's
     /// inserts continue after them and its requests may target them. Not a YCSB property; 0 by default.
     pub inserted_before: u64,
+    /// Records of the load already loaded by earlier load phases on the same store: a load phase loads the
+    /// records from this one to `record_count` (a load in parts, with pauses between them). Not a YCSB
+    /// property; 0 by default.
+    #[serde(default)]
+    pub loaded_before: u64,
 }
 
 impl CoreWorkload {
@@ -82,6 +87,7 @@ impl CoreWorkload {
             max_scan_length: 1000,
             hashed_keys: true,
             inserted_before: 0,
+            loaded_before: 0,
         }
     }
 
