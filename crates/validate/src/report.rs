@@ -523,24 +523,15 @@ mod tests {
             Ok(vec![w])
         })
         .unwrap();
-        // Three runs, judged by their medians: the flush and compaction blocks a write costs depend on how the
-        // background merges interleave with the writer (3.5 to 4.0 blocks a write measured on this machine;
-        // 3.4-3.6 in full-suite runs of 2026-11-26, a total accuracy of 0.88-0.90 against 3.88 priced, while
-        // runs of this crate alone passed 0.9: the bound on the total is 0.85, as on the writes). (Their own
-        // directories: 1-3, beside the read-only case's 0.)
+        // One run: the client waits for the merges every half flush (`cosine validate`'s pace), so each flush
+        // gets its own merge and three loads measure the same figures (4.14 blocks a write against 3.88
+        // priced, 2.49 I/Os an operation against 2.39, on 2026-11-27). A writer free of the merges measured
+        // 3.4-4.0 blocks a write from run to run, and this test took the median of three.
         let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
-        let rows: Vec<Value> = (1..=3).map(|i| run_case(&all[0], i).unwrap()).collect();
-        let median = |f: &dyn Fn(&Value) -> f64| {
-            let mut v: Vec<f64> = rows.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            v[1]
-        };
-        let write = median(&|r| r["write"]["accuracy"].as_f64().unwrap());
-        let total = median(&|r| r["accuracy"].as_f64().unwrap());
-        assert!(
-            write >= 0.85 && total >= 0.85,
-            "medians {write}, {total}: {rows:?}"
-        );
+        let rows = [run_case(&all[0], 1).unwrap()];
+        let write = rows[0]["write"]["accuracy"].as_f64().unwrap();
+        let total = rows[0]["accuracy"].as_f64().unwrap();
+        assert!(write >= 0.9 && total >= 0.9, "{write}, {total}: {rows:?}");
         let row = rows[0].clone();
         // rescoring the saved row prices it alike
         let report = json!({"ops": 1000, "rows": [row.clone()]});
@@ -577,16 +568,11 @@ mod tests {
             threads: 1,
         };
         let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
-        // (three runs, judged by the median: 0.97 blocks a lookup measured against 0.85 priced here, the
-        // background merges moving it between runs)
-        let mut rows: Vec<Value> = (4..=6).map(|i| run_case(&case, i).unwrap()).collect();
-        rows.sort_by(|a, b| {
-            let f = |r: &Value| r["lookup"]["accuracy"].as_f64().unwrap();
-            f(a).total_cmp(&f(b))
-        });
-        let row = rows[1].clone();
+        // (one run, paced: 0.84-0.85 blocks a lookup against 0.85 priced, 3.76 blocks a write against 3.87; a
+        // free writer measured 0.97 blocks a lookup in some runs, and this test took the median of three)
+        let row = run_case(&case, 4).unwrap();
         let lookup = row["lookup"]["accuracy"].as_f64().unwrap();
-        assert!(lookup >= 0.8, "{rows:?}");
+        assert!(lookup >= 0.9, "{row}");
         let quirked = DistributionAware {
             quirks: cosine_cost_model::ReferenceQuirks {
                 levels_always_fill: true,
