@@ -65,15 +65,20 @@ pub fn proc_io_bytes() -> Option<u64> {
 }
 
 /// The counters of the block device a directory lives on (`/sys/dev/block/MAJOR:MINOR/stat`): requests
-/// completed and the milliseconds they took, reads and writes. Device-wide: every process's I/O counts.
+/// completed (after the I/O scheduler merged neighbours), the sectors they moved and the milliseconds they
+/// took, reads and writes. Device-wide: every process's I/O counts.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DeviceStats {
     /// Read requests completed.
     pub reads: u64,
+    /// 512-byte sectors read.
+    pub read_sectors: u64,
     /// Milliseconds read requests took (summed over requests, so overlapping ones count each).
     pub read_ms: u64,
     /// Write requests completed.
     pub writes: u64,
+    /// 512-byte sectors written.
+    pub write_sectors: u64,
     /// Milliseconds write requests took.
     pub write_ms: u64,
 }
@@ -86,12 +91,12 @@ impl DeviceStats {
         let dev = std::fs::metadata(dir).ok()?.dev();
         // glibc's major()/minor() split of a dev_t
         let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+        let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00);
         Self::parse(&std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/stat")).ok()?)
     }
 
-    /// The fields of a block device's `stat` file: reads completed (1st), read ms (4th), writes completed
-    /// (5th), write ms (8th).
+    /// The fields of a block device's `stat` file: reads completed (1st), sectors read (3rd), read ms (4th),
+    /// writes completed (5th), sectors written (7th), write ms (8th).
     fn parse(stat: &str) -> Option<DeviceStats> {
         let f: Vec<u64> = stat
             .split_whitespace()
@@ -100,24 +105,30 @@ impl DeviceStats {
             .ok()?;
         Some(DeviceStats {
             reads: *f.first()?,
+            read_sectors: *f.get(2)?,
             read_ms: *f.get(3)?,
             writes: *f.get(4)?,
+            write_sectors: *f.get(6)?,
             write_ms: *f.get(7)?,
         })
     }
 
     /// What the device did between `self` (earlier) and `later`, per one of `ops` operations: read and write
-    /// requests per operation and the mean time of one (µs; null without requests).
+    /// requests and KiB per operation and the mean time of one request (µs; null without requests).
     pub fn since(&self, later: &DeviceStats, ops: u64) -> serde_json::Value {
         let (reads, writes) = (
             later.reads.saturating_sub(self.reads),
             later.writes.saturating_sub(self.writes),
         );
         let each = |ms: u64, n: u64| (n > 0).then(|| ms as f64 * 1000.0 / n as f64);
+        let per_op = |n: u64| n as f64 / ops.max(1) as f64;
+        let kib = |sectors: u64| per_op(sectors) / 2.0;
         serde_json::json!({
-            "reads_per_op": reads as f64 / ops.max(1) as f64,
+            "reads_per_op": per_op(reads),
+            "read_kib_per_op": kib(later.read_sectors.saturating_sub(self.read_sectors)),
             "read_us_each": each(later.read_ms.saturating_sub(self.read_ms), reads),
-            "writes_per_op": writes as f64 / ops.max(1) as f64,
+            "writes_per_op": per_op(writes),
+            "write_kib_per_op": kib(later.write_sectors.saturating_sub(self.write_sectors)),
             "write_us_each": each(later.write_ms.saturating_sub(self.write_ms), writes),
         })
     }
@@ -1155,18 +1166,23 @@ mod device_tests {
         )
         .unwrap();
         assert_eq!(
-            (before.reads, before.read_ms, before.writes, before.write_ms),
-            (31078540, 8085510, 24895768, 18430799)
+            (before.reads, before.read_sectors, before.read_ms),
+            (31078540, 2648591792, 8085510)
+        );
+        assert_eq!(
+            (before.writes, before.write_sectors, before.write_ms),
+            (24895768, 2187097272, 18430799)
         );
         let after = DeviceStats {
             reads: before.reads + 3000,
+            read_sectors: before.read_sectors + 48_000,
             read_ms: before.read_ms + 600,
-            writes: before.writes,
             ..before
         };
         let d = before.since(&after, 1000);
         assert_eq!(d["reads_per_op"], 3.0);
         assert_eq!(d["read_us_each"], 200.0);
+        assert_eq!(d["read_kib_per_op"], 24.0);
         assert_eq!(d["writes_per_op"], 0.0);
         assert!(d["write_us_each"].is_null());
         assert!(DeviceStats::parse("12 x").is_none());

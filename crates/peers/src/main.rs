@@ -336,14 +336,17 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     };
     let device_after = adapters::DeviceStats::of(&dir);
     // where the client threads' time went, per operation: on a CPU, waiting for one, blocked (the device,
-    // locks, write stalls); the three add up to the mean latency times the threads
+    // locks, write stalls); summed over the threads and divided by the operations, the three add up to
+    // about the mean latency
     let client_us = |f: &dyn Fn(&cosine_ycsb::ClientTimes) -> f64| {
         run.client
             .as_ref()
             .filter(|_| run.operations > 0)
             .map(|c| f(c) * 1e6 / run.operations as f64)
     };
-    // the device's own counters over the run (the whole device: this cell is the machine's only load)
+    // the device's own counters over the run: the whole device's, so they are this cell's only while nothing
+    // else runs on the machine (the harness runs one cell at a time; other tenants are not excluded). Without
+    // fsync the writes are mostly the kernel's writeback of what the load and warm-up dirtied
     let device = device_before_run
         .zip(device_after)
         .filter(|_| run.operations > 0)

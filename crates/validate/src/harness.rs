@@ -79,10 +79,12 @@ pub struct RunSpec<'a> {
     /// the measured operations meet the tree at that many points of its merge cycle rather than one.
     pub slices: u64,
     /// Writes the client makes at most between two waits for the engine's background work (flushes and
-    /// merges) to finish, in the load, the warm-up and the run: with fewer than half a flush's entries, each
+    /// merges) to finish, in the load, the warm-up and the run: with at most half a flush's entries, each
     /// flush is merged before the next one is made, the tree keeps its design's shape, as the cost model
     /// prices it. `None`: the client runs free, and a writer that outruns the merges lets one merge take
-    /// several flushed runs (fewer block writes a write, more runs to probe meanwhile).
+    /// several flushed runs (fewer block writes a write, more runs to probe meanwhile). Paced, a phase's
+    /// `seconds` leave out the waits (and the merges done in them), and two client threads meet at every
+    /// part's end: a paced run counts I/O, it is not a timing or a concurrency test.
     pub pace: Option<u64>,
     /// Shows each phase's progress (a bar, in the CLI).
     pub progress: &'a dyn Progress,
@@ -250,10 +252,12 @@ pub fn run_bench(
             warm.operation_count = warm_writes;
             let r = paced.checked(paced.phase(&warm, false, seed + 2 + 10 * i, None))?;
             measured.inserted_before += r.inserted;
-            // the warm-up writes as fast as it can, unlike the workload it stands for: let compaction catch
-            // up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog of
-            // level-1 runs that the run's own write rate would not have left
-            engine.wait_for_compactions()?;
+            // a free warm-up writes as fast as it can, unlike the workload it stands for: let compaction
+            // catch up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog
+            // of level-1 runs that the run's own write rate would not have left (a paced one has waited)
+            if pace.is_none() {
+                engine.wait_for_compactions()?;
+            }
         }
         let mut slice = measured.clone();
         slice.operation_count = share(w.operation_count);
