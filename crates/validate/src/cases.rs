@@ -34,6 +34,7 @@ pub struct CaseSpec {
 }
 
 /// One validation case: a design on a workload at a scale, on a number of client threads.
+#[derive(Clone, Debug)]
 pub struct Case {
     /// Where the design came from ("fixed lsm", "search 1 MiB 30k", "random #3 (seed 1)").
     pub label: String,
