@@ -598,6 +598,29 @@ mod tests {
         assert_eq!(again[0]["write"]["measured"], row["write"]["measured"]);
     }
 
+    /// A hybrid design of 600 KB of buffer at size ratio `t` (K = 1, Z = T − 1, full merges on its first two
+    /// levels, merge threshold `theta`) on YCSB-A over 3,000 records: its first level holds nearly every key.
+    fn hybrid_case(label: &str, t: u64, theta: f64) -> Case {
+        let mut design = cosine_design::Design::rocksdb_like(600_000, 30_000, 40_000);
+        design.block_bytes = 4096;
+        design.size_ratio = t;
+        design.hot_runs = 1;
+        design.cold_runs = t - 1;
+        design.merge_threshold = theta;
+        design.compaction = cosine_design::Compaction::Hybrid;
+        design.full_compaction_levels = 2;
+        design.class = Some(DesignClass::Hybrid);
+        let mut workload = CoreWorkload::named("ycsb-a").unwrap();
+        workload.record_count = 3000;
+        workload.operation_count = 1000;
+        Case {
+            label: label.into(),
+            design,
+            workload,
+            threads: 1,
+        }
+    }
+
     #[test]
     fn a_first_level_its_keys_cannot_fill_is_priced_as_holding_them() {
         // A hybrid design whose first level holds 32 flushes, more than the 3,000 keys (the pattern of the
@@ -605,23 +628,7 @@ mod tests {
         // keeps nearly every key and answers the lookups. The model priced it half full above a level of
         // versions until c34ac37 (about 1.3 blocks a lookup against about 0.9); the same row priced with those
         // fixes switched off must miss the bound this one meets, so the test fails if they are undone.
-        let mut design = cosine_design::Design::rocksdb_like(600_000, 30_000, 40_000);
-        design.block_bytes = 4096;
-        design.size_ratio = 32;
-        design.hot_runs = 1;
-        design.cold_runs = 31;
-        design.compaction = cosine_design::Compaction::Hybrid;
-        design.full_compaction_levels = 2;
-        design.class = Some(DesignClass::Hybrid);
-        let mut workload = CoreWorkload::named("ycsb-a").unwrap();
-        workload.record_count = 3000;
-        workload.operation_count = 1000;
-        let case = Case {
-            label: "first level never full".into(),
-            design,
-            workload,
-            threads: 1,
-        };
+        let case = hybrid_case("first level never full", 32, 1.0);
         let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
         // (one run, paced: 0.84-0.85 blocks a lookup against 0.85 priced, 3.76 blocks a write against 3.87; a
         // free writer measured 0.97 blocks a lookup in some runs, and this test took the median of three)
@@ -653,24 +660,7 @@ mod tests {
     /// take several flushed runs and write less (how much less depends on the two speeds: bounded one way).
     #[test]
     fn a_paced_writer_gives_each_flush_its_own_merge() {
-        let mut design = cosine_design::Design::rocksdb_like(600_000, 30_000, 40_000);
-        design.block_bytes = 4096;
-        design.size_ratio = 24;
-        design.hot_runs = 1;
-        design.cold_runs = 23;
-        design.merge_threshold = 0.75;
-        design.compaction = cosine_design::Compaction::Hybrid;
-        design.full_compaction_levels = 2;
-        design.class = Some(DesignClass::Hybrid);
-        let mut workload = CoreWorkload::named("ycsb-a").unwrap();
-        workload.record_count = 3000;
-        workload.operation_count = 1000;
-        let case = Case {
-            label: "hybrid, level 1 of all the keys".into(),
-            design,
-            workload,
-            threads: 1,
-        };
+        let case = hybrid_case("hybrid, level 1 of all the keys", 24, 0.75);
         let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
         let paced = run_case_loads(&case, 7, 1, SyncMode::Never, Pace::Merged).unwrap();
         let free = run_case_loads(&case, 8, 1, SyncMode::Never, Pace::Free).unwrap();
