@@ -77,7 +77,7 @@ pub struct ValidateArgs {
 /// How validate's client paces its writes, as `--pace` spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PaceArg {
-    /// Wait for the flushes and merges after every half flush of writes: each flush gets its own merge and the
+    /// Wait for the flushes and merges after every quarter of a flush's writes: each flush gets its own merge and the
     /// tree keeps its design's shape, as the model prices a design.
     Merged,
     /// Write as fast as the engine takes it: a writer that outruns the merges lets one merge take several

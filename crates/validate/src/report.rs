@@ -33,7 +33,7 @@ pub fn run_case(c: &Case, i: usize) -> Result<Value> {
 /// How validate's client paces its writes against the engine's flushes and merges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pace {
-    /// The client waits for the flushes and merges after every half flush of writes (load, warm-up and run):
+    /// The client waits for the flushes and merges after every quarter of a flush's writes ([`pace_of`]; load, warm-up and run):
     /// each flush is merged before the next one is made, so the tree keeps its design's shape and every
     /// flush gets its own merge, as the cost model prices a design.
     Merged,
@@ -118,7 +118,8 @@ pub fn run_case_loads(
         }
         runs.push(measure(&case, &tag, sync, pace)?);
     }
-    let median = |f: &dyn Fn(&Measured) -> Option<f64>| {
+    // each figure over the loads: their mean when spread, else their median
+    let typical = |f: &dyn Fn(&Measured) -> Option<f64>| {
         let mut v: Vec<f64> = runs.iter().filter_map(|(m, _)| f(m)).collect();
         v.sort_by(f64::total_cmp);
         if spread {
@@ -131,10 +132,10 @@ pub fn run_case_loads(
     order.sort_by(|&a, &b| runs[a].0.total.total_cmp(&runs[b].0.total));
     let (mid, tree) = &runs[order[(order.len() - 1) / 2]];
     let measured = Measured {
-        total: median(&|m| Some(m.total)).unwrap_or(mid.total),
-        lookup: median(&|m| m.lookup),
-        scan: median(&|m| m.scan),
-        write: median(&|m| m.write),
+        total: typical(&|m| Some(m.total)).unwrap_or(mid.total),
+        lookup: typical(&|m| m.lookup),
+        scan: typical(&|m| m.scan),
+        write: typical(&|m| m.write),
         ..*mid
     };
     let mut row = compare(c, &measured);
@@ -578,16 +579,15 @@ mod tests {
             Ok(vec![w])
         })
         .unwrap();
-        // One run: the client waits for the merges every half flush (`cosine validate`'s pace), so each flush
+        // One run: the client waits for the merges every quarter of a flush (`cosine validate`'s pace), so each flush
         // gets its own merge and three loads measure the same figures (4.14 blocks a write against 3.88
         // priced, 2.49 I/Os an operation against 2.39, on 2026-11-27). A writer free of the merges measured
         // 3.4-4.0 blocks a write from run to run, and this test took the median of three.
         let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
-        let rows = [run_case(&all[0], 1).unwrap()];
-        let write = rows[0]["write"]["accuracy"].as_f64().unwrap();
-        let total = rows[0]["accuracy"].as_f64().unwrap();
-        assert!(write >= 0.9 && total >= 0.9, "{write}, {total}: {rows:?}");
-        let row = rows[0].clone();
+        let row = run_case(&all[0], 1).unwrap();
+        let write = row["write"]["accuracy"].as_f64().unwrap();
+        let total = row["accuracy"].as_f64().unwrap();
+        assert!(write >= 0.9 && total >= 0.9, "{write}, {total}: {row}");
         // rescoring the saved row prices it alike
         let report = json!({"ops": 1000, "rows": [row.clone()]});
         let again = rescore(&report).unwrap();
