@@ -44,7 +44,10 @@ use crate::keys::{
 use crate::layout::{self, DataShape};
 use crate::quirks::ReferenceQuirks;
 use crate::{weigh, IoCost, IoModel, ModelError, PerOp};
-use cosine_design::{Compaction, Design, DesignClass, KeyDistribution, LogKind, Workload};
+use cosine_design::{
+    Compaction, Design, DesignClass, KeyDistribution, LogKind, RunStrategy, Workload,
+};
+use std::borrow::Cow;
 
 /// Empirical constants of the authors' code, kept as named calibration constants (MODEL.md §9.5).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -141,6 +144,7 @@ fn scaled(c: f64, ln_abar: f64) -> f64 {
 }
 
 /// Per-level structure of the tree, index 0 = buffer, 1..=L disk levels.
+#[derive(Clone)]
 struct Tree {
     t: f64,
     k: f64,
@@ -173,6 +177,27 @@ struct Tree {
     hot_fpr: Vec<f64>,
     /// R
     fpr_sum: f64,
+    /// Entries and writes of one run arriving at the last level (a flush, or one push from above), as
+    /// [`cycle_runs`] and [`run_writes`] walk the levels (0 until they do)
+    arrival: (f64, f64),
+    /// The two groups of unlike runs a full tiered last level holds, newest first ([`group_last_level`]);
+    /// `None` when its runs are alike
+    last_groups: Option<[RunGroupShape; 2]>,
+    /// Per level, ln of the chance a key is in none of the level's runs for a reason other than the writes
+    /// its runs gathered (the load's keys a group of the last level holds); 0 but in [`Tree::for_lookups`]
+    share_ln: Vec<f64>,
+}
+
+/// One group of like runs of a level: how many, the entries and the writes each holds, and the share of all
+/// keys each holds whatever the writes did (the load's keys it kept).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct RunGroupShape {
+    runs: f64,
+    entries: f64,
+    writes: f64,
+    share: f64,
+    /// Runs of the group whose fences are in memory ([`residency`])
+    resident: f64,
 }
 
 impl Tree {
@@ -190,8 +215,12 @@ impl Tree {
         }
     }
 
-    /// The cold share of run `r` (1-based, newest first) of level `i`.
+    /// The cold share of run `r` (1-based, newest first) of level `i` (none when every run the level holds is
+    /// resident, a level holding less than one run on average among them).
     fn cold(&self, i: usize, r: f64) -> f64 {
+        if self.resident[i] >= self.runs[i] {
+            return 0.0;
+        }
         (r - self.resident[i]).clamp(0.0, 1.0)
     }
 
@@ -213,6 +242,49 @@ impl Tree {
     fn seeks(&self, i: usize) -> f64 {
         let hot = self.resident[i].min(self.runs[i]);
         hot + (self.runs[i] - hot) * (1.0 + self.index_cost[i])
+    }
+
+    /// The tree as a lookup meets it: a last level of two groups of unlike runs ([`group_last_level`]) becomes
+    /// two levels of like runs, newest first, so the lookup's per-level sums price each group with its own
+    /// chance of holding the key. A tree without groups is itself. `spans` (per level) grows alike.
+    fn for_lookups<'a>(&'a self, spans: &'a [bool]) -> (Cow<'a, Tree>, Cow<'a, [bool]>) {
+        let Some([newer, older]) = self.last_groups else {
+            return (Cow::Borrowed(self), Cow::Borrowed(spans));
+        };
+        let l = self.l as usize;
+        let mut t = self.clone();
+        let split = |v: &mut Vec<f64>, a: f64, b: f64| {
+            v.truncate(l);
+            v.push(a);
+            v.push(b);
+        };
+        let same = |v: &mut Vec<f64>| {
+            let x = v[l];
+            v.truncate(l + 1);
+            v.push(x);
+        };
+        split(&mut t.runs, newer.runs, older.runs);
+        split(&mut t.run_entries, newer.entries, older.entries);
+        split(&mut t.alpha_entries, newer.entries, older.entries);
+        split(&mut t.alpha_writes, newer.writes, older.writes);
+        split(&mut t.resident, newer.resident, older.resident);
+        let ln_out = |share: f64| (-share.clamp(0.0, 1.0)).ln_1p();
+        t.share_ln = vec![0.0; l + 2];
+        t.share_ln[l] = ln_out(newer.share);
+        t.share_ln[l + 1] = ln_out(older.share);
+        same(&mut t.index_cost);
+        same(&mut t.fpr);
+        same(&mut t.hot_fpr);
+        // both groups are hot when the level was, else both cold
+        if self.last_hot() < self.l {
+            t.y += 1;
+        }
+        t.l += 1;
+        t.last_groups = None;
+        let mut spans = spans.to_vec();
+        spans.truncate(l + 1);
+        spans.push(spans[l]);
+        (Cow::Owned(t), Cow::Owned(spans))
     }
 }
 
@@ -254,6 +326,25 @@ fn residency(
         if per_run <= 0.0 {
             tree.resident[i] = tree.runs[i];
             continue;
+        }
+        // a last level of unlike runs: each group newest first with its own runs' fences
+        if let (true, Some(groups)) = (i == l, tree.last_groups.as_mut()) {
+            let mut resident = 0.0;
+            for g in groups.iter_mut() {
+                let per_run = per_entry * g.entries;
+                g.resident = if per_run <= 0.0 {
+                    g.runs
+                } else {
+                    (left.max(0.0) / per_run).min(g.runs)
+                };
+                left -= g.resident * per_run.max(0.0);
+                resident += g.resident;
+                if g.resident < g.runs {
+                    left = 0.0;
+                }
+            }
+            tree.resident[i] = resident;
+            break;
         }
         let fit = (left.max(0.0) / per_run).min(tree.runs[i]);
         tree.resident[i] = fit;
@@ -435,6 +526,9 @@ fn build_tree(
             hot_fpr: Vec::new(),
             fpr,
             fpr_sum,
+            arrival: (0.0, 0.0),
+            last_groups: None,
+            share_ln: vec![0.0; l as usize + 1],
         },
         filter_bytes,
         fence_bytes,
@@ -627,7 +721,8 @@ fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64) {
         let capacity = tree.eb * tree.t.powi(i as i32) * fill;
         if limit > 1.0 {
             let n = limit.min((capacity / arriving).ceil()).max(1.0);
-            tree.runs[i] = ((n - 1.0) / 2.0).round().max(1.0);
+            // (a level pushed down at its first run holds that run while the push runs)
+            tree.runs[i] = if n > 1.0 { (n - 1.0) / 2.0 } else { 1.0 };
             tree.run_entries[i] = arriving;
             tree.alpha_entries[i] = arriving;
             arriving *= n;
@@ -636,6 +731,7 @@ fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64) {
         }
         above += tree.runs[i] * tree.alpha_entries[i];
     }
+    tree.arrival.0 = arriving;
     if tree.z > 1.0 {
         let last = (effective_entries - above).max(arriving.min(effective_entries));
         let runs = (last / arriving).round().clamp(1.0, tree.z);
@@ -695,6 +791,7 @@ fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
             return;
         }
     }
+    tree.arrival.1 = arriving_writes;
     // the last level's runs are one arrival each (a larger one holds merged arrivals: its entries'); a
     // leveled last level holds what the levels above do not, the keys not written lately, which its entries
     // price as well (it answers nearly every lookup that reaches it either way)
@@ -715,11 +812,11 @@ fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
 /// key): it grows to every key the writes reach and keeps them, so a lookup of a key written since the tree
 /// grew that deep ends there, and the levels below it hold what came down before (the load's data). Its run
 /// holds the distinct keys of all `written` writes. The first such level ends the walk: nothing reaches the
-/// levels under it any more.
-fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) {
+/// levels under it any more. Returns whether it found one.
+fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) -> bool {
     let l = tree.l as usize;
     if written <= 0.0 {
-        return;
+        return false;
     }
     for i in 1..l {
         // a leveled level (a tiered one is pushed by its runs) whose push size the writes' keys cannot reach,
@@ -730,9 +827,66 @@ fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) {
             tree.runs[i] = 1.0;
             tree.alpha_entries[i] = distinct;
             tree.alpha_writes[i] = written;
-            return;
+            return true;
         }
     }
+    false
+}
+
+/// A tiered last level (Z > 1) that has passed Z runs merges two adjacent runs on each arrival, the pair its
+/// run strategy picks (the engine's planner, `pick_window`), so its runs stop being alike: under `first` (and
+/// `fullest`, whose largest pair is the oldest run and its neighbour, and `none`) the oldest run gathers every
+/// arrival that leaves the newest Z − 1, so it holds every key stored and the Z − 1 newer runs one arrival each;
+/// under `last_full` the newest run gathers every arrival since the level filled, so it holds every key
+/// written since and the rest of the load, and the Z − 1 older runs keep what first arrived, the load's keys
+/// (one arrival each, a uniform share of them). `written` is the writes the store has seen, `distinct` its
+/// distinct keys. A level that has not passed Z runs keeps its runs alike, as does a tree whose writes stop
+/// above the last level ([`never_pushed`]).
+fn group_last_level(tree: &mut Tree, strategy: RunStrategy, distinct: f64, written: f64) {
+    let l = tree.l as usize;
+    let (arriving, arriving_writes) = tree.arrival;
+    if l == 0 || tree.z <= 1.0 || arriving <= 0.0 || arriving_writes <= 0.0 || distinct <= 0.0 {
+        return;
+    }
+    let last = tree.runs[l] * tree.alpha_entries[l];
+    if last <= tree.z * arriving {
+        return;
+    }
+    let young = tree.z - 1.0;
+    let gathered = last - young * arriving;
+    let arrivals = RunGroupShape {
+        runs: young,
+        entries: arriving,
+        writes: arriving_writes,
+        share: 0.0,
+        resident: 0.0,
+    };
+    tree.last_groups = Some(match strategy {
+        RunStrategy::LastFull => [
+            RunGroupShape {
+                runs: 1.0,
+                entries: gathered,
+                writes: written,
+                share: (1.0 - young * arriving / distinct).clamp(0.0, 1.0),
+                resident: 0.0,
+            },
+            RunGroupShape {
+                writes: 0.0,
+                share: (arriving / distinct).min(1.0),
+                ..arrivals
+            },
+        ],
+        RunStrategy::First | RunStrategy::Fullest | RunStrategy::None => [
+            arrivals,
+            RunGroupShape {
+                runs: 1.0,
+                entries: gathered,
+                writes: gathered,
+                share: 1.0,
+                resident: 0.0,
+            },
+        ],
+    });
 }
 
 /// σ_l under YCSB's "latest": the key of recency rank r (1 = newest insert) is read with probability
@@ -847,7 +1001,7 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             AlphaForm::Linear => tree.alpha_entries[i],
             AlphaForm::Exact => tree.alpha_writes[i],
         };
-        la[i] = KeySpace::ln_not_alpha(part, n);
+        la[i] = KeySpace::ln_not_alpha(part, n) + tree.share_ln[i];
         if i >= 1 {
             let runs = tree.runs[i];
             let whole = runs.trunc();
@@ -924,7 +1078,17 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             continue;
         }
         let level = if uniform {
-            level_p * level_pass_uniform(reach[i], one[i], every[i], below[i], runs)
+            // a level holding R = w + f runs on average (a tiered level over its fill cycle): w runs for
+            // 1 − f of the time and w + 1 for f of it
+            let whole = tree.runs[i].trunc();
+            let f = tree.runs[i] - whole;
+            let mut sum = level_pass_uniform(reach[i], one[i], every[i], below[i], runs);
+            if f > 0.0 {
+                let every_next = scaled(whole + 1.0, la[i]).exp_m1();
+                sum = (1.0 - f) * sum
+                    + f * level_pass_uniform(reach[i], one[i], every_next, below[i], runs + 1);
+            }
+            level_p * sum
         } else {
             // Σ_r pass(r)·e^{before_r}·(1 − e^{after_r}·below) with before_r = ln ā_0 + prefix + rλ and
             // after_r = (R − r)λ: e^{before_r} by products of e^λ, and e^{before_r + after_r} is the same
@@ -1839,8 +2003,21 @@ impl DistributionAware {
             } else {
                 tree.alpha_writes = tree.alpha_entries.clone();
             }
-            if !q.levels_always_fill && writes(workload) {
-                never_pushed(&mut tree, parts, written(workload), fill);
+            let stopped = !q.levels_always_fill
+                && writes(workload)
+                && never_pushed(&mut tree, parts, written(workload), fill);
+            if !q.last_level_runs_alike
+                && !q.tiered_levels_full_of_runs
+                && !q.entries_as_writes
+                && writes(workload)
+                && !stopped
+            {
+                group_last_level(
+                    &mut tree,
+                    design.run_strategy,
+                    shape.effective_entries,
+                    written(workload),
+                );
             }
         }
         if !q.monkey_over_nominal_levels && !q.closed_form_fpr && !q.full_buffer {
@@ -2013,7 +2190,7 @@ impl DistributionAware {
             .collect();
         let mut lookup = 0.0;
         if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
-            lookup = latest_lookup(&tree, *theta, shape.entries);
+            lookup = latest_lookup(&tree.for_lookups(&spans).0, *theta, shape.entries);
         } else if l > 0
             && !writes(workload)
             && matches!(workload.writes, KeyDistribution::Uniform { .. })
@@ -2070,6 +2247,7 @@ impl DistributionAware {
         } else if l > 0 {
             let mut scratch = Vec::new();
             let hits = cache_hits(design, workload, &parts);
+            let (seen, spans) = tree.for_lookups(&spans);
             for (part, hit) in parts.iter().zip(hits.iter()) {
                 if part.get <= 0.0 {
                     continue;
@@ -2077,7 +2255,7 @@ impl DistributionAware {
                 // ā_{−1}: a lookup the entry cache answers reaches neither buffer nor runs (MODEL.md §2.2)
                 lookup += part.get
                     * (1.0 - hit)
-                    * lookup_cost(&tree, part, &spans, &mut scratch).unwrap_or(empty_lookup);
+                    * lookup_cost(&seen, part, &spans, &mut scratch).unwrap_or(empty_lookup);
             }
         }
         if q.btree_discount && class == DesignClass::Btree {
@@ -2290,6 +2468,75 @@ mod tests {
             "{} for {pushes} runs",
             fixed.per_op.lookup
         );
+    }
+
+    #[test]
+    fn a_full_tiered_last_level_gathers_keys_in_the_run_its_strategy_merges() {
+        // T = 8, K = 2, Z = 6 without filters, fences in memory, 800,000 keys updated fifty times over: two
+        // levels, the last one's runs arriving two flushes at a time, so it has long passed its 6 runs. Under
+        // `first` its oldest run gathers every key and the 5 newer ones an arrival each, so a lookup of a key
+        // not written lately reads a block of each of those 5 first; under `last_full` its newest run gathers
+        // every key written since, so a lookup that reaches the level ends in its first run
+        let mut d = lsm(8, 2, 6, 0.0);
+        d.filter_bytes = 0;
+        d.class = None;
+        // flushes of 2 MiB (16,384 entries)
+        d.buffer_bytes = 4 << 20;
+        let mut w = workload(OperationMix {
+            lookup: 0.5,
+            blind_update: 0.5,
+            ..OperationMix::default()
+        });
+        w.entries = 800_000;
+        w.operations = 80_000_000;
+        let priced = |quirks: ReferenceQuirks, strategy: RunStrategy, w: &Workload| {
+            let mut d = d.clone();
+            d.run_strategy = strategy;
+            let model = DistributionAware {
+                quirks,
+                ..Default::default()
+            };
+            let keys = KeySpace::from_workload(w);
+            let shape = data_shape(&d, w, &keys, &model.quirks);
+            let (tree, ..) = model.shaped_tree(&d, w, &shape, &keys.parts_cow());
+            (model.evaluate(&d, w).unwrap().per_op.lookup, tree)
+        };
+        let (first, tree) = priced(ReferenceQuirks::NONE, RunStrategy::First, &w);
+        let [newer, older] = tree.last_groups.expect("the last level has passed Z runs");
+        assert_eq!(
+            (newer.runs, newer.share, older.runs, older.share),
+            (5.0, 0.0, 1.0, 1.0)
+        );
+        let (last_full, tree) = priced(ReferenceQuirks::NONE, RunStrategy::LastFull, &w);
+        let [newer, older] = tree.last_groups.unwrap();
+        assert_eq!((newer.runs, older.runs), (1.0, 5.0));
+        assert!(
+            newer.entries > older.entries && older.share < 0.5,
+            "{newer:?} {older:?}"
+        );
+        // every key is written about 50 times: the newest run holds nearly all of them, so `last_full`
+        // saves most of the 5 arrivals' blocks a `first` lookup passes (each holds about one key in 25)
+        assert!(
+            first - last_full > 4.0,
+            "first {first}, last_full {last_full}"
+        );
+        // runs priced alike: the strategy changes nothing, and the lookup lies between the two
+        let alike = ReferenceQuirks {
+            last_level_runs_alike: true,
+            ..ReferenceQuirks::NONE
+        };
+        let (a, tree) = priced(alike, RunStrategy::First, &w);
+        let (b, _) = priced(alike, RunStrategy::LastFull, &w);
+        assert!(tree.last_groups.is_none());
+        assert_eq!(a, b);
+        assert!(last_full < a && a < first, "{last_full} < {a} < {first}");
+        // a level that has not passed Z runs keeps them alike whatever the strategy
+        w.entries = 1_000;
+        w.operations = 10;
+        assert!(priced(ReferenceQuirks::NONE, RunStrategy::LastFull, &w)
+            .1
+            .last_groups
+            .is_none());
     }
 
     #[test]
@@ -2876,8 +3123,9 @@ mod tests {
     fn a_tiered_level_under_partial_compaction_spans_the_key_space() {
         // A development cell (seed 2, random #26): a B-tree-like design, T = 3, K = Z = 2, partial compaction,
         // on YCSB-B over 20,000 records. Its upper levels hold one flush or push on average, each a whole run:
-        // every lookup that passes a level reads one of its blocks (3.68 blocks a lookup measured; 1.10 priced
-        // when a single run was taken to hold only the key ranges partial compaction had not pushed down).
+        // every lookup that passes a level reads one of its blocks (3.68 blocks a lookup measured by a free
+        // writer; 1.10 priced when a single run was taken to hold only the key ranges partial compaction had not
+        // pushed down).
         let (mut w, mut d) = validated_hybrid(20_000, 10_000, 3, 398_458, 0, 1_698_694);
         w.mix = OperationMix {
             lookup: 0.95,
@@ -2900,9 +3148,11 @@ mod tests {
         )
         .per_op
         .lookup;
-        // (4.14 priced now: within a fifth of what the engine measured)
+        // (measured paced, each flush merged before the next: 3.25 blocks a lookup, 3.20 with the found counters;
+        // 3.09 priced now, its upper levels holding half a run on average over their fill cycles, and its last
+        // level an arrival above the run holding every key; 4.14 before those two)
         assert!(
-            (fixed - 3.68).abs() < 0.2 * 3.68 && quirked < 1.5,
+            (fixed - 3.25).abs() < 0.1 * 3.25 && quirked < 0.6 * fixed,
             "{fixed} {quirked}"
         );
     }

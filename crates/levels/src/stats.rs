@@ -34,6 +34,8 @@ pub struct LevelCounters {
     pub false_positives: AtomicU64,
     /// Blocks read by compactions out of this level.
     pub compaction_reads: AtomicU64,
+    /// Point lookups a run of this level answered (a value or a tombstone): where lookups end.
+    pub found: AtomicU64,
 }
 
 /// Counters for every level plus byte totals.
@@ -48,6 +50,8 @@ pub struct IoStats {
     pub bytes_compacted_written: AtomicU64,
     /// Key ranges that compactions merged on threads of their own (`Design.threads` > 1), beside the first.
     pub subcompactions: AtomicU64,
+    /// Point lookups a write buffer (active or frozen) or the hybrid log's read-only region answered.
+    pub buffer_hits: AtomicU64,
 }
 
 impl Default for IoStats {
@@ -58,6 +62,7 @@ impl Default for IoStats {
             bytes_compacted_read: AtomicU64::new(0),
             bytes_compacted_written: AtomicU64::new(0),
             subcompactions: AtomicU64::new(0),
+            buffer_hits: AtomicU64::new(0),
         }
     }
 }
@@ -92,6 +97,7 @@ impl IoStats {
                 filter_negatives: c.filter_negatives.load(Ordering::Relaxed),
                 false_positives: c.false_positives.load(Ordering::Relaxed),
                 compaction_reads: c.compaction_reads.load(Ordering::Relaxed),
+                found: c.found.load(Ordering::Relaxed),
             })
             .collect()
     }
@@ -114,4 +120,6 @@ pub struct LevelSnapshot {
     pub false_positives: u64,
     /// Blocks read by compactions.
     pub compaction_reads: u64,
+    /// Point lookups a run of this level answered.
+    pub found: u64,
 }

@@ -140,8 +140,11 @@ pub fn run_case_loads(
     };
     let mut row = compare(c, &measured);
     if let Some(obj) = row.as_object_mut() {
-        // the tree the run met at its end: runs and resident runs per level, and the entries they hold
-        obj.insert("tree".into(), tree.clone());
+        // the tree the run met at its end: runs and resident runs per level, the entries they hold, the
+        // blocks its lookups read there and the lookups it answered (`found`); the lookups the buffers
+        // answered beside it
+        obj.insert("tree".into(), tree["levels"].clone());
+        obj.insert("buffer_hits".into(), tree["buffer_hits"].clone());
         if sync != SyncMode::Never {
             obj.insert("sync".into(), json!(sync.name()));
         }
@@ -160,7 +163,8 @@ pub fn run_case_loads(
     Ok(row)
 }
 
-/// One load and run of a case in a directory named by `tag`: what it measured, and the tree it met at its end.
+/// One load and run of a case in a directory named by `tag`: what it measured, and the tree it met at its end
+/// (`levels`, and the lookups the buffers answered, `buffer_hits`).
 fn measure(c: &Case, tag: &str, sync: SyncMode, pace: Pace) -> Result<(Measured, Value)> {
     let (design, w) = (&c.design, &c.workload);
     let dir = std::env::temp_dir().join(format!("cosine-validate-{}-{tag}", std::process::id()));
@@ -245,11 +249,13 @@ fn measure(c: &Case, tag: &str, sync: SyncMode, pace: Pace) -> Result<(Measured,
         .map(|l| {
             json!({
                 "level": l.level, "runs": l.runs, "resident_runs": l.resident_runs, "entries": l.entries,
-                "block_reads": l.io.block_reads, "index_reads": l.io.index_reads,
+                "block_reads": l.io.block_reads, "index_reads": l.io.index_reads, "found": l.io.found,
+                "filter_probes": l.io.filter_probes, "filter_negatives": l.io.filter_negatives,
             })
         })
         .collect::<Vec<_>>()
         .into();
+    let tree = json!({ "levels": tree, "buffer_hits": r.stats.buffer_hits });
     Ok((measured, tree))
 }
 
@@ -427,7 +433,7 @@ pub fn rescore(report: &Value) -> Result<Vec<Value>> {
             let mut row = compare(&case, &measured);
             if let Some(obj) = row.as_object_mut() {
                 // what the run measured beyond the figures priced: the tree, and the loads and their range
-                for name in ["tree", "loads", "measured_range"] {
+                for name in ["tree", "buffer_hits", "loads", "measured_range"] {
                     if let Some(v) = r.get(name) {
                         obj.insert(name.into(), v.clone());
                     }

@@ -92,6 +92,7 @@ impl Inner {
         let version = {
             let s = self.state.read();
             if let Some((_, v)) = s.mem.get(key) {
+                IoStats::bump(&self.stats.buffer_hits);
                 return Ok(v);
             }
             // the frozen buffers, then the hybrid log's read-only region: records already in the runs, newer
@@ -99,6 +100,7 @@ impl Inner {
             let buffers = s.frozen.iter().map(|f| &f.buffer).chain(&s.read_only);
             for b in buffers {
                 if let Some((_, v)) = b.get(key) {
+                    IoStats::bump(&self.stats.buffer_hits);
                     return Ok(v);
                 }
             }
@@ -120,6 +122,7 @@ impl Inner {
     ) -> Result<Option<Vec<u8>>> {
         for b in buffers {
             if let Some((_, v)) = b.get(key) {
+                IoStats::bump(&self.stats.buffer_hits);
                 return Ok(v);
             }
         }
@@ -127,6 +130,7 @@ impl Inner {
             for run in &level.runs {
                 if let Some(f) = run.file_for(key) {
                     if let Some((_, v)) = f.get(key, &self.stats, i + 1)? {
+                        IoStats::bump(&self.stats.level(i + 1).found);
                         return Ok(v);
                     }
                 }
