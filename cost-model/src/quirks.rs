@@ -140,13 +140,16 @@ pub struct ReferenceQuirks {
     /// B-tree-like designs of K = 2 under partial compaction, on average one run at their upper levels, priced
     /// at 1.05-1.10 blocks a lookup against 1.92-3.68 measured, every lookup reading a block of each level).
     pub tiered_levels_span_only_with_runs: bool,
-    /// A tiered last level's runs are alike, each holding its share of the level's entries and the writes
-    /// that filled it. Fixed: once it has passed Z runs the engine merges the two adjacent runs its run
-    /// strategy picks on each arrival, so under `first` the oldest run holds every key and the Z − 1 newer
-    /// ones an arrival each, and under `last_full` the newest holds every key written since and the Z − 1
-    /// older ones the load's first arrivals (found by `cosine validate --held-out --seed 7`: `last_full`
-    /// hybrids of Z = 6 and Z = 9 under YCSB-A and F priced at 1.80 and 4.22 blocks a lookup against 1.05 and
-    /// 1.94 measured, their lookups ending in the newest run).
+    /// A tiered last level's runs are alike, one arrival from above each (up to Z), each holding its share of
+    /// the level's entries and the writes that filled it. Fixed: a last level below level 1 was made by
+    /// level l − 1 pushed down whole at θ of its capacity, so it holds that run under the arrivals since;
+    /// once it has passed Z runs the engine merges the two adjacent runs its run strategy picks on each
+    /// arrival, so under `first` the oldest run holds every key and the Z − 1 newer ones an arrival each, and
+    /// under `last_full` the newest holds every key written since and the Z − 1 older ones the load's first
+    /// arrivals (found by `cosine validate --held-out --seed 7`: `last_full` hybrids of Z = 6 and Z = 9 under
+    /// YCSB-A and F priced at 1.80 and 4.22 blocks a lookup against 1.05 and 1.94 measured, their lookups
+    /// ending in the newest run; an LSM of T = 11, Z = 10 under YCSB-E held 6 runs at its last level, the run
+    /// that made it and 5 arrivals, priced as 10 runs, 15.4 blocks a scan against 9.1 measured).
     pub last_level_runs_alike: bool,
 }
 
