@@ -251,6 +251,7 @@ fn measure(c: &Case, tag: &str, sync: SyncMode, pace: Pace) -> Result<(Measured,
                 "level": l.level, "runs": l.runs, "resident_runs": l.resident_runs, "entries": l.entries,
                 "block_reads": l.io.block_reads, "index_reads": l.io.index_reads, "found": l.io.found,
                 "filter_probes": l.io.filter_probes, "filter_negatives": l.io.filter_negatives,
+                "block_writes": l.io.block_writes, "compaction_reads": l.io.compaction_reads,
             })
         })
         .collect::<Vec<_>>()
