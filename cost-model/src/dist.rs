@@ -728,9 +728,11 @@ fn kept_updates(
 /// arrive whole, a flush at level 1 and one push from above below it, so a level above the last that is
 /// pushed down at its n-th run holds (n − 1)/2 runs on average, each one arrival's entries; the last level
 /// holds its entries (what the levels above do not) in runs of one push each, up to Z, and below level 1
-/// (`made_by_a_push`) the run that made it too, level l − 1 pushed down whole at θ of its capacity, under the
-/// arrivals since. Leveled levels (one run) keep [`steady_state`]'s half-full run.
-fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64, made_by_a_push: bool) {
+/// (with `flowed`, the entries that have flowed down the tree: the keys and the versions the updates leave)
+/// the run that made it too, level l − 1 pushed down whole at θ of its capacity, under the arrivals since
+/// (what has flowed down to it beyond that run and the levels above). Leveled levels (one run) keep
+/// [`steady_state`]'s half-full run.
+fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64, flowed: Option<f64>) {
     let l = tree.l as usize;
     if l == 0 {
         return;
@@ -758,14 +760,15 @@ fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64, made_by_a_push
         let last = (effective_entries - above).max(arriving.min(effective_entries));
         // the run that made the level: level l − 1, then the last, pushed down whole once it held θ of its
         // capacity (none at level 1, which flushes fill); the arrivals since lie above it
-        let base = if l > 1 && made_by_a_push {
-            (tree.eb * tree.t.powi(l as i32 - 1) * fill).min(last)
-        } else {
-            0.0
+        let base = match flowed {
+            Some(_) if l > 1 => (tree.eb * tree.t.powi(l as i32 - 1) * fill).min(last),
+            _ => 0.0,
         };
         tree.last_base = base;
-        let runs = if base > 0.0 {
-            1.0 + ((last - base) / arriving).round()
+        let runs = if let (true, Some(flowed)) = (base > 0.0, flowed) {
+            // the arrivals since: what has flowed down to the level (the versions the updates leave, which
+            // the entries priced there may undercount), less what the levels above hold
+            1.0 + ((flowed - above - base).max(last - base) / arriving).round()
         } else {
             (last / arriving).round()
         }
@@ -901,9 +904,13 @@ fn group_last_level(
     } else {
         last > tree.z * arriving
     };
+    // (the entries priced there may hold fewer versions than the arrivals bring: the gathered run keeps at
+    // least the run that made the level)
+    let gathered_after = |young: f64| (last - young * arriving).max(base).max(arriving.min(last));
     if !merging {
         // not yet merging: the arrivals above the run that made the level, which holds every key stored then
         if base > 0.0 && arrived >= 1.0 {
+            let made = gathered_after(arrived);
             tree.last_groups = Some([
                 RunGroupShape {
                     runs: arrived,
@@ -914,8 +921,8 @@ fn group_last_level(
                 },
                 RunGroupShape {
                     runs: 1.0,
-                    entries: last - arrived * arriving,
-                    writes: last - arrived * arriving,
+                    entries: made,
+                    writes: made,
                     share: 1.0,
                     resident: 0.0,
                 },
@@ -924,7 +931,7 @@ fn group_last_level(
         return;
     }
     let young = tree.z - 1.0;
-    let gathered = last - young * arriving;
+    let gathered = gathered_after(young);
     let arrivals = RunGroupShape {
         runs: young,
         entries: arriving,
@@ -2066,11 +2073,13 @@ impl DistributionAware {
             };
             steady_state(&mut tree, writes(workload), stored.effective_entries, fill);
             if !q.tiered_levels_full_of_runs {
+                let flowed =
+                    shape.effective_entries + kept_updates(design, workload, shape, parts, q);
                 cycle_runs(
                     &mut tree,
                     stored.effective_entries,
                     fill,
-                    !q.last_level_runs_alike,
+                    (!q.last_level_runs_alike).then_some(flowed),
                 );
             }
             if !q.entries_as_writes && writes(workload) {
