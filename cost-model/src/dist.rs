@@ -187,7 +187,9 @@ struct Tree {
     /// `None` when its runs are alike
     last_groups: Option<[RunGroupShape; 2]>,
     /// Per level, ln of the chance a key is in none of the level's runs for a reason other than the writes
-    /// its runs gathered (the load's keys a group of the last level holds); 0 but in [`Tree::for_lookups`]
+    /// its runs gathered (the load's keys a group of the last level holds); 0 but in [`Tree::for_lookups`].
+    /// It counts for the partitions whose α counts writes (`AlphaForm::Exact`, skewed keys over the stored
+    /// ones); a linear partition's α counts a run's entries among its universe, which already says it
     share_ln: Vec<f64>,
 }
 
@@ -684,23 +686,17 @@ fn steady_state(tree: &mut Tree, writes: bool, effective_entries: f64, fill: f64
 }
 
 /// Older versions a tiered last level (Z > 1) keeps: each run arriving there holds one push of writes, and
-/// runs merge only once the level passes Z runs (its oldest two, into the run holding the distinct keys), so
+/// runs merge only once the level passes Z runs (two adjacent ones, the pair its run strategy picks), so
 /// up to Z − 1 arrivals of updates stay beside it. The updates are the workload's operations times its update
 /// share, less those a write buffer absorbed (a buffer keeps one version of a key however often it is written
 /// while it fills). One arrival is what the levels above push down at, over the distinct keys' tree.
-fn retained_versions(
-    design: &Design,
-    workload: &Workload,
-    shape: &DataShape,
-    parts: &[KeyPart],
-    q: &ReferenceQuirks,
-) -> f64 {
+/// `kept` is the versions the updates leave in the flushes ([`kept_updates`]).
+fn retained_versions(design: &Design, shape: &DataShape, q: &ReferenceQuirks, kept: f64) -> f64 {
     let (t, k, z) = (
         design.size_ratio as f64,
         design.hot_runs as f64,
         design.cold_runs as f64,
     );
-    let kept = kept_updates(design, workload, shape, parts, q);
     if z <= 1.0 || kept <= 0.0 {
         return 0.0;
     }
@@ -1104,7 +1100,13 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             AlphaForm::Linear => tree.alpha_entries[i],
             AlphaForm::Exact => tree.alpha_writes[i],
         };
-        la[i] = KeySpace::ln_not_alpha(part, n) + tree.share_ln[i];
+        // (a share of the stored keys a group holds whatever the writes did counts for the partitions whose α
+        // counts writes; a linear partition's α already counts a run's entries among its keys)
+        let share = match part.alpha {
+            AlphaForm::Exact => tree.share_ln[i],
+            AlphaForm::Linear => 0.0,
+        };
+        la[i] = KeySpace::ln_not_alpha(part, n) + share;
         if i >= 1 {
             let runs = tree.runs[i];
             let whole = runs.trunc();
@@ -1114,10 +1116,13 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             } else {
                 (whole * la[i]).exp_m1()
             };
+            // (a level of w + f runs on average holds w runs for 1 − f of the time and w + 1 for f of it)
             miss[i] = if whole == runs {
                 1.0 + every[i]
             } else {
-                exp_or_zero(scaled(runs, la[i]))
+                let f = runs - whole;
+                (1.0 - f) * exp_or_zero(scaled(whole, la[i]))
+                    + f * exp_or_zero(scaled(whole + 1.0, la[i]))
             };
         }
     }
@@ -1127,7 +1132,12 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
     let level_miss = |i: usize| miss[i];
     reach[1] = exp_or_zero(la[0]);
     for i in 1..=l {
-        prefix[i + 1] = prefix[i] + scaled(tree.runs[i], la[i]);
+        prefix[i + 1] = prefix[i]
+            + if tree.runs[i].trunc() == tree.runs[i] {
+                scaled(tree.runs[i], la[i])
+            } else {
+                miss[i].ln()
+            };
         if i < l {
             reach[i + 1] = reach[i] * level_miss(i);
         }
@@ -1152,7 +1162,7 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
                 let all = if tree.runs[i].trunc() == tree.runs[i] {
                     every[i]
                 } else {
-                    scaled(tree.runs[i], la[i]).exp_m1()
+                    miss[i] - 1.0
                 };
                 cost += idx * reach[i] * -all;
             } else {
@@ -1161,14 +1171,16 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
                 // (the first cold run may be cold in part; every one after it is wholly cold: a geometric sum)
                 let hit = -la[i].exp_m1();
                 let first_cold = (tree.resident[i].floor() as u64).saturating_add(1).max(1);
-                let sum = if first_cold > runs || tree.resident[i] >= tree.runs[i] {
-                    0.0
-                } else {
-                    tree.cold(i, first_cold as f64)
-                        * exp_or_zero(scaled((first_cold - 1) as f64, la[i]))
-                        + geometric(scaled(first_cold as f64, la[i]), la[i], runs - first_cold)
+                let sum_over = |n: u64| {
+                    if first_cold > n || tree.resident[i] >= tree.runs[i] {
+                        0.0
+                    } else {
+                        tree.cold(i, first_cold as f64)
+                            * exp_or_zero(scaled((first_cold - 1) as f64, la[i]))
+                            + geometric(scaled(first_cold as f64, la[i]), la[i], n - first_cold)
+                    }
                 };
-                cost += idx * reach[i] * hit * sum;
+                cost += idx * reach[i] * hit * mixed(tree.runs[i], &sum_over);
             }
         }
         if !spans[i] {
@@ -1200,23 +1212,39 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
             // one resident in part, and the cold ones after it; e^{before_r} summed over a stretch is a
             // geometric sum, and e^{before_r} ≥ e^{before_R} ≥ e^{before_R + after_R}·below term by term.
             let start = la[0] + prefix[i];
-            let through = exp_or_zero(start + scaled(runs as f64, la[i])) * below[i];
-            let stretch = |from: u64, to: u64| -> f64 {
-                if from > to {
-                    return 0.0;
-                }
-                let n = to - from + 1;
-                let before = geometric(start + scaled(from as f64, la[i]), la[i], n);
-                tree.pass(i, from as f64) * (before - n as f64 * through).max(0.0)
+            let over = |runs: u64| {
+                let through = exp_or_zero(start + scaled(runs as f64, la[i])) * below[i];
+                let stretch = |from: u64, to: u64| -> f64 {
+                    if from > to {
+                        return 0.0;
+                    }
+                    let n = to - from + 1;
+                    let before = geometric(start + scaled(from as f64, la[i]), la[i], n);
+                    tree.pass(i, from as f64) * (before - n as f64 * through).max(0.0)
+                };
+                let resident = (tree.resident[i].floor() as u64).min(runs);
+                let part = resident + 1;
+                stretch(1, resident) + stretch(part, part.min(runs)) + stretch(part + 1, runs)
             };
-            let resident = (tree.resident[i].floor() as u64).min(runs);
-            let part = resident + 1;
-            stretch(1, resident) + stretch(part, part.min(runs)) + stretch(part + 1, runs)
+            mixed(tree.runs[i], &over)
         };
         cost += level;
     }
     // (every term is over q, the chance the key is stored at all)
     Some(cost / q)
+}
+
+/// `f` over a level of `runs` runs on average, w + f of them: f(w) for 1 − f of the time and f(w + 1) for f
+/// of it (a tiered level over its fill cycle).
+fn mixed(runs: f64, f: &dyn Fn(u64) -> f64) -> f64 {
+    let whole = runs.trunc();
+    let frac = runs - whole;
+    let w = whole as u64;
+    if frac > 0.0 {
+        (1.0 - frac) * f(w) + frac * f(w + 1)
+    } else {
+        f(w)
+    }
 }
 
 /// Σ_{j=0}^{n−1} e^{x + jλ} for λ = ln ā ≤ 0 (a key's chance to get past j more runs of a level, from e^x): n
@@ -2084,10 +2112,13 @@ impl DistributionAware {
     ) -> (Tree, DataShape, f64, f64) {
         let q = &self.quirks;
         let btree_hint = design.filter_bytes == 0;
-        // the entries the tree stores: the distinct keys, and the versions a tiered last level keeps
+        // the entries the tree stores: the distinct keys, and the versions a tiered last level keeps; and
+        // what has flowed down the tree: the keys and the versions the updates left in the flushes
+        let kept = kept_updates(design, workload, shape, parts, q);
+        let flowed = shape.effective_entries + kept;
         let mut stored = *shape;
         if !q.distinct_keys_only {
-            stored.effective_entries += retained_versions(design, workload, shape, parts, q);
+            stored.effective_entries += retained_versions(design, shape, q, kept);
         }
         let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &stored, q, btree_hint);
         if !q.full_buffer {
@@ -2098,8 +2129,6 @@ impl DistributionAware {
             };
             steady_state(&mut tree, writes(workload), stored.effective_entries, fill);
             if !q.tiered_levels_full_of_runs {
-                let flowed =
-                    shape.effective_entries + kept_updates(design, workload, shape, parts, q);
                 cycle_runs(
                     &mut tree,
                     stored.effective_entries,
@@ -2116,6 +2145,16 @@ impl DistributionAware {
             let stopped = !q.levels_always_fill
                 && writes(workload)
                 && never_pushed(&mut tree, parts, written(workload), fill);
+            let l = tree.l as usize;
+            if stopped && l >= 1 && tree.z > 1.0 && tree.arrival.0 > 0.0 {
+                // nothing reaches the last level any more: it keeps the runs its entries fill, not the
+                // arrivals that would have flowed down to it (`cycle_runs` counted those)
+                let last = tree.runs[l] * tree.alpha_entries[l];
+                let runs = (last / tree.arrival.0).round().clamp(1.0, tree.z);
+                tree.runs[l] = runs;
+                tree.run_entries[l] = last / runs;
+                tree.alpha_entries[l] = last / runs;
+            }
             if !q.last_level_runs_alike
                 && !q.tiered_levels_full_of_runs
                 && writes(workload)
@@ -2129,7 +2168,7 @@ impl DistributionAware {
                     design.run_strategy,
                     shape.effective_entries,
                     written(workload),
-                    shape.effective_entries + kept_updates(design, workload, shape, parts, q),
+                    flowed,
                 );
                 // (a run of n entries taken to hold the keys of n writes)
                 if let (true, Some(groups)) = (q.entries_as_writes, tree.last_groups.as_mut()) {
@@ -2589,7 +2628,8 @@ mod tests {
 
     #[test]
     fn a_full_tiered_last_level_gathers_keys_in_the_run_its_strategy_merges() {
-        // T = 8, K = 2, Z = 6 without filters, fences in memory, 800,000 keys updated fifty times over: two
+        // T = 8, K = 2, Z = 6 without filters, fences in memory, 800,000 keys (the key space) updated fifty
+        // times over: two
         // levels, the last one's runs arriving two flushes at a time, so it has long passed its 6 runs. Under
         // `first` its oldest run gathers every key and the 5 newer ones an arrival each, so a lookup of a key
         // not written lately reads a block of each of those 5 first; under `last_full` its newest run gathers
@@ -2605,6 +2645,10 @@ mod tests {
             ..OperationMix::default()
         });
         w.entries = 800_000;
+        w.writes = KeyDistribution::Uniform {
+            universe: Some(800_000),
+        };
+        w.reads = w.writes.clone();
         w.operations = 80_000_000;
         let priced = |quirks: ReferenceQuirks, strategy: RunStrategy, w: &Workload| {
             let mut d = d.clone();
@@ -2647,13 +2691,6 @@ mod tests {
         assert!(tree.last_groups.is_none());
         assert_eq!(a, b);
         assert!(last_full < a && a < first, "{last_full} < {a} < {first}");
-        // a level that has not passed Z runs keeps them alike whatever the strategy
-        w.entries = 1_000;
-        w.operations = 10;
-        assert!(priced(ReferenceQuirks::NONE, RunStrategy::LastFull, &w)
-            .1
-            .last_groups
-            .is_none());
     }
 
     #[test]
@@ -2942,8 +2979,9 @@ mod tests {
             // leveled level does: reads cost alike there
             // (a miss costs R on both: the engine sizes a tiered level's compaction outputs' filters for its
             // K runs, so each gets about the level's budget over K while the level holds about half that many
-            // on average, and R is 0.70 blocks on the tiered tree at T = 6 and 1.03 at T = 10, against 0.12
-            // and 0.05 on the leveled one)
+            // on average, and R is priced at 0.70 blocks on the tiered tree at T = 6 and 1.03 at T = 10, against
+            // 0.12 and 0.05 on the leveled one; the measured evidence for the cap is one held-out cell's level 2,
+            // `a_tiered_levels_filters_are_sized_for_its_run_limit`, not these trees)
             if t >= 6 {
                 assert!(tier.lookup > lev.lookup, "T={t}");
                 assert!(tier.empty_lookup < 1.5 && lev.empty_lookup < 0.5, "T={t}");

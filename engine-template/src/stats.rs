@@ -62,9 +62,6 @@ pub struct Stats {
     pub bytes_compacted_written: u64,
     /// Key ranges compactions merged on threads of their own beside the first (`Design.threads`).
     pub subcompactions: u64,
-    /// Point lookups the write buffers (or the hybrid log's read-only region) answered; each level's
-    /// `io.found` counts those its runs answered.
-    pub buffer_hits: u64,
     /// Key and value bytes written by users.
     pub user_bytes_written: u64,
     /// (flushed + compacted) / user bytes.

@@ -48,7 +48,6 @@ impl Inner {
             bytes_compacted_read: self.stats.bytes_compacted_read.load(Ordering::Relaxed),
             bytes_compacted_written: compacted,
             subcompactions: self.stats.subcompactions.load(Ordering::Relaxed),
-            buffer_hits: self.stats.buffer_hits.load(Ordering::Relaxed),
             user_bytes_written: user,
             write_amplification: if user == 0 {
                 0.0

@@ -92,7 +92,6 @@ impl Inner {
         let version = {
             let s = self.state.read();
             if let Some((_, v)) = s.mem.get(key) {
-                IoStats::bump(&self.stats.buffer_hits);
                 return Ok(v);
             }
             // the frozen buffers, then the hybrid log's read-only region: records already in the runs, newer
@@ -100,7 +99,6 @@ impl Inner {
             let buffers = s.frozen.iter().map(|f| &f.buffer).chain(&s.read_only);
             for b in buffers {
                 if let Some((_, v)) = b.get(key) {
-                    IoStats::bump(&self.stats.buffer_hits);
                     return Ok(v);
                 }
             }
@@ -122,7 +120,6 @@ impl Inner {
     ) -> Result<Option<Vec<u8>>> {
         for b in buffers {
             if let Some((_, v)) = b.get(key) {
-                IoStats::bump(&self.stats.buffer_hits);
                 return Ok(v);
             }
         }
