@@ -2763,8 +2763,8 @@ mod tests {
         // The search's 1 MiB/60k hybrid pick under YCSB-F (held out, seed 1): T = 32, K = Z = 31, 80 KB of
         // filters. Level 2 holds 15 runs on average, but the engine sizes each compaction output's filter for
         // the 31 it may gather: about 4 bits a key, where Monkey's share over 15 runs gives about 9. Measured:
-        // 9% of level 2's filter probes came back false positive (24,368 negatives, 2,483 false positives);
-        // priced at 1.6% before, 2.18 blocks a lookup against 3.17 measured.
+        // about 9% of level 2's probes of runs without the key came back positive (24,368 negatives, at least
+        // 2,483 false positives); priced at 1.6% before, 2.18 blocks a lookup against 3.17 measured.
         let (mut w, mut d) = validated_hybrid(60_000, 300_000, 32, 308_019, 80_557, 660_000);
         w.mix = OperationMix {
             lookup: 0.5,
