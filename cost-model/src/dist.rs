@@ -183,9 +183,9 @@ struct Tree {
     /// Entries of the run that made a tiered last level below level 1: level l − 1 pushed down whole at θ of
     /// its capacity ([`cycle_runs`]; 0 otherwise)
     last_base: f64,
-    /// The two groups of unlike runs a full tiered last level holds, newest first ([`group_last_level`]);
-    /// `None` when its runs are alike
-    last_groups: Option<[RunGroupShape; 2]>,
+    /// The groups of unlike runs a tiered last level holds, newest first ([`group_last_level`]); `None` when
+    /// its runs are alike
+    last_groups: Option<Vec<RunGroupShape>>,
     /// Per level, ln of the chance a key is in none of the level's runs for a reason other than the writes
     /// its runs gathered (the load's keys a group of the last level holds); 0 but in [`Tree::for_lookups`].
     /// It counts for the partitions whose α counts writes (`AlphaForm::Exact`, skewed keys over the stored
@@ -249,46 +249,45 @@ impl Tree {
         hot + (self.runs[i] - hot) * (1.0 + self.index_cost[i])
     }
 
-    /// The tree as a lookup meets it: a last level of two groups of unlike runs ([`group_last_level`]) becomes
-    /// two levels of like runs, newest first, so the lookup's per-level sums price each group with its own
+    /// The tree as a lookup meets it: a last level of groups of unlike runs ([`group_last_level`]) becomes as
+    /// many levels of like runs, newest first, so the lookup's per-level sums price each group with its own
     /// chance of holding the key. A tree without groups is itself. `spans` (per level) grows alike.
     fn for_lookups<'a>(&'a self, spans: &'a [bool]) -> (Cow<'a, Tree>, Cow<'a, [bool]>) {
-        let Some([newer, older]) = self.last_groups else {
+        let Some(groups) = self.last_groups.as_deref() else {
             return (Cow::Borrowed(self), Cow::Borrowed(spans));
         };
         let l = self.l as usize;
+        let extra = groups.len().saturating_sub(1);
         let mut t = self.clone();
-        let split = |v: &mut Vec<f64>, a: f64, b: f64| {
+        let split = |v: &mut Vec<f64>, of: &dyn Fn(&RunGroupShape) -> f64| {
             v.truncate(l);
-            v.push(a);
-            v.push(b);
+            v.extend(groups.iter().map(of));
         };
         let same = |v: &mut Vec<f64>| {
             let x = v[l];
             v.truncate(l + 1);
-            v.push(x);
+            v.extend(std::iter::repeat_n(x, extra));
         };
-        split(&mut t.runs, newer.runs, older.runs);
-        split(&mut t.run_entries, newer.entries, older.entries);
-        split(&mut t.alpha_entries, newer.entries, older.entries);
-        split(&mut t.alpha_writes, newer.writes, older.writes);
-        split(&mut t.resident, newer.resident, older.resident);
-        let ln_out = |share: f64| (-share.clamp(0.0, 1.0)).ln_1p();
-        t.share_ln = vec![0.0; l + 2];
-        t.share_ln[l] = ln_out(newer.share);
-        t.share_ln[l + 1] = ln_out(older.share);
+        split(&mut t.runs, &|g| g.runs);
+        split(&mut t.run_entries, &|g| g.entries);
+        split(&mut t.alpha_entries, &|g| g.entries);
+        split(&mut t.alpha_writes, &|g| g.writes);
+        split(&mut t.resident, &|g| g.resident);
+        t.share_ln = vec![0.0; l];
+        t.share_ln
+            .extend(groups.iter().map(|g| (-g.share.clamp(0.0, 1.0)).ln_1p()));
         same(&mut t.index_cost);
         same(&mut t.fpr);
         same(&mut t.hot_fpr);
-        // both groups are hot when the level was, else both cold
+        // every group is hot when the level was, else every one cold
         if self.last_hot() < self.l {
-            t.y += 1;
+            t.y += extra as u32;
         }
-        t.l += 1;
+        t.l += extra as u32;
         t.last_groups = None;
         let mut spans = spans.to_vec();
         spans.truncate(l + 1);
-        spans.push(spans[l]);
+        spans.extend(std::iter::repeat_n(spans[l], extra));
         (Cow::Owned(t), Cow::Owned(spans))
     }
 }
@@ -898,7 +897,8 @@ fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) -> 
 /// arrival that leaves the newest Z − 1, so it holds every key stored and the Z − 1 newer runs one arrival each;
 /// under `last_full` the newest run gathers every arrival since the level filled, so it holds every key
 /// written since and the rest of the load, and the Z − 1 older runs keep what first arrived, the load's keys
-/// (one arrival each, a uniform share of them). `written` is the writes the store has seen, `distinct` its
+/// (one arrival each, a uniform share of them; below level 1 the oldest of them is the run that made the level,
+/// with Z − 2 arrivals after it: three groups). `written` is the writes the store has seen, `distinct` its
 /// distinct keys. A level below level 1 that has not passed Z runs holds the run that made it (level l − 1
 /// pushed down whole, every key stored then) below the arrivals since; a level 1 that has not, its flushes
 /// alike; and a tree whose writes stop above the last level ([`never_pushed`]) its runs alike.
@@ -932,7 +932,7 @@ fn group_last_level(
         // not yet merging: the arrivals above the run that made the level, which holds every key stored then
         if base > 0.0 && arrived >= 1.0 {
             let made = gathered_after(arrived);
-            tree.last_groups = Some([
+            tree.last_groups = Some(vec![
                 RunGroupShape {
                     runs: arrived,
                     entries: arriving,
@@ -961,7 +961,35 @@ fn group_last_level(
         resident: 0.0,
     };
     tree.last_groups = Some(match strategy {
-        RunStrategy::LastFull => [
+        // below level 1 the oldest of the runs `last_full` never merges is the run that made the level
+        RunStrategy::LastFull if base > 0.0 => {
+            let first = (young - 1.0).max(0.0);
+            let kept = first * arriving + base;
+            let mut groups = vec![RunGroupShape {
+                runs: 1.0,
+                entries: (last - kept).max(arriving.min(last)),
+                writes: written,
+                share: (1.0 - kept / distinct).clamp(0.0, 1.0),
+                resident: 0.0,
+            }];
+            if first >= 1.0 {
+                groups.push(RunGroupShape {
+                    runs: first,
+                    writes: 0.0,
+                    share: (arriving / distinct).min(1.0 / first),
+                    ..arrivals
+                });
+            }
+            groups.push(RunGroupShape {
+                runs: 1.0,
+                entries: base,
+                writes: 0.0,
+                share: (base / distinct).min(1.0),
+                resident: 0.0,
+            });
+            groups
+        }
+        RunStrategy::LastFull => vec![
             RunGroupShape {
                 runs: 1.0,
                 entries: gathered,
@@ -971,11 +999,11 @@ fn group_last_level(
             },
             RunGroupShape {
                 writes: 0.0,
-                share: (arriving / distinct).min(1.0),
+                share: (arriving / distinct).min(1.0 / young),
                 ..arrivals
             },
         ],
-        RunStrategy::First | RunStrategy::Fullest | RunStrategy::None => [
+        RunStrategy::First | RunStrategy::Fullest | RunStrategy::None => vec![
             arrivals,
             RunGroupShape {
                 runs: 1.0,
@@ -2663,17 +2691,23 @@ mod tests {
             (model.evaluate(&d, w).unwrap().per_op.lookup, tree)
         };
         let (first, tree) = priced(ReferenceQuirks::NONE, RunStrategy::First, &w);
-        let [newer, older] = tree.last_groups.expect("the last level has passed Z runs");
+        let [newer, older] = tree.last_groups.expect("the last level has passed Z runs")[..] else {
+            panic!("two groups")
+        };
         assert_eq!(
             (newer.runs, newer.share, older.runs, older.share),
             (5.0, 0.0, 1.0, 1.0)
         );
         let (last_full, tree) = priced(ReferenceQuirks::NONE, RunStrategy::LastFull, &w);
-        let [newer, older] = tree.last_groups.unwrap();
-        assert_eq!((newer.runs, older.runs), (1.0, 5.0));
+        // (level 2 was made by level 1 pushed down whole: `last_full` never merges that run, the oldest, nor
+        // the 4 arrivals after it; the newest gathers the rest)
+        let [newer, older, made] = tree.last_groups.unwrap()[..] else {
+            panic!("three groups")
+        };
+        assert_eq!((newer.runs, older.runs, made.runs), (1.0, 4.0, 1.0));
         assert!(
-            newer.entries > older.entries && older.share < 0.5,
-            "{newer:?} {older:?}"
+            newer.entries > older.entries && older.share < 0.5 && made.share < 0.5,
+            "{newer:?} {older:?} {made:?}"
         );
         // every key is written about 50 times: the newest run holds nearly all of them, so `last_full`
         // saves most of the 5 arrivals' blocks a `first` lookup passes (each holds about one key in 25)
@@ -2731,7 +2765,10 @@ mod tests {
         );
         let [arrivals, made] = tree
             .last_groups
-            .expect("the arrivals above the run that made it");
+            .expect("the arrivals above the run that made it")[..]
+        else {
+            panic!("two groups")
+        };
         assert_eq!(
             (arrivals.runs + 1.0, made.runs, made.share),
             (tree.runs[3], 1.0, 1.0)

@@ -146,7 +146,7 @@ pub struct ReferenceQuirks {
     /// once it has passed Z runs the engine merges the two adjacent runs its run strategy picks on each
     /// arrival, so under `first` the oldest run holds every key and the Z − 1 newer ones an arrival each, and
     /// under `last_full` the newest holds every key written since and the Z − 1 older ones the load's first
-    /// arrivals (found by `cosine validate --held-out --seed 7`: `last_full` hybrids of Z = 6 and Z = 9 under
+    /// arrivals (below level 1, the run that made the level and Z − 2 arrivals) (found by `cosine validate --held-out --seed 7`: `last_full` hybrids of Z = 6 and Z = 9 under
     /// YCSB-A and F priced at 1.80 and 4.22 blocks a lookup against 1.05 and 1.94 measured, their lookups
     /// ending in the newest run; an LSM of T = 11, Z = 10 under YCSB-E held 6 runs at its last level, the run
     /// that made it and 5 arrivals, priced as 10 runs, 15.4 blocks a scan against 9.1 measured).
