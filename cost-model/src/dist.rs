@@ -899,7 +899,8 @@ fn never_pushed(tree: &mut Tree, parts: &[KeyPart], written: f64, fill: f64) -> 
 /// written since and the rest of the load, and the Z − 1 older runs keep what first arrived, the load's keys
 /// (one arrival each, a uniform share of them; below level 1 the oldest of them is the run that made the level,
 /// with Z − 2 arrivals after it: three groups). `written` is the writes the store has seen, `distinct` its
-/// distinct keys. A level below level 1 that has not passed Z runs holds the run that made it (level l − 1
+/// distinct keys, `flowed` what has flowed down the tree (the keys and the versions the updates left in the
+/// flushes), which counts the arrivals. A level below level 1 that has not passed Z runs holds the run that made it (level l − 1
 /// pushed down whole, every key stored then) below the arrivals since; a level 1 that has not, its flushes
 /// alike; and a tree whose writes stop above the last level ([`never_pushed`]) its runs alike.
 fn group_last_level(
