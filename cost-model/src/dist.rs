@@ -187,7 +187,8 @@ struct Tree {
     /// its runs are alike
     last_groups: Option<Vec<RunGroupShape>>,
     /// Per level, ln of the chance a key is in none of the level's runs for a reason other than the writes
-    /// its runs gathered (the load's keys a group of the last level holds); 0 but in [`Tree::for_lookups`].
+    /// its runs gathered (the load's keys a group of the last level holds); empty (every level 0) but in
+    /// [`Tree::for_lookups`], so pricing a tree without groups allocates nothing for it.
     /// It counts for the partitions whose α counts writes (`AlphaForm::Exact`, skewed keys over the stored
     /// ones); a linear partition's α counts a run's entries among its universe, which already says it
     share_ln: Vec<f64>,
@@ -533,7 +534,7 @@ fn build_tree(
             arrival: (0.0, 0.0),
             last_base: 0.0,
             last_groups: None,
-            share_ln: vec![0.0; l as usize + 1],
+            share_ln: Vec::new(),
         },
         filter_bytes,
         fence_bytes,
@@ -1132,7 +1133,7 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
         // (a share of the stored keys a group holds whatever the writes did counts for the partitions whose α
         // counts writes; a linear partition's α already counts a run's entries among its keys)
         let share = match part.alpha {
-            AlphaForm::Exact => tree.share_ln[i],
+            AlphaForm::Exact => tree.share_ln.get(i).copied().unwrap_or(0.0),
             AlphaForm::Linear => 0.0,
         };
         la[i] = KeySpace::ln_not_alpha(part, n) + share;
@@ -1224,15 +1225,15 @@ fn lookup_cost(tree: &Tree, part: &KeyPart, spans: &[bool], scratch: &mut Vec<f6
         let level = if uniform {
             // a level holding R = w + f runs on average (a tiered level over its fill cycle): w runs for
             // 1 − f of the time and w + 1 for f of it
-            let whole = tree.runs[i].trunc();
-            let f = tree.runs[i] - whole;
-            let mut sum = level_pass_uniform(reach[i], one[i], every[i], below[i], runs);
-            if f > 0.0 {
-                let every_next = scaled(whole + 1.0, la[i]).exp_m1();
-                sum = (1.0 - f) * sum
-                    + f * level_pass_uniform(reach[i], one[i], every_next, below[i], runs + 1);
-            }
-            level_p * sum
+            let over = |n: u64| {
+                let every_n = if n == runs {
+                    every[i]
+                } else {
+                    scaled(n as f64, la[i]).exp_m1()
+                };
+                level_pass_uniform(reach[i], one[i], every_n, below[i], n)
+            };
+            level_p * mixed(tree.runs[i], &over)
         } else {
             // Σ_r pass(r)·e^{before_r}·(1 − e^{after_r}·below) with before_r = ln ā_0 + prefix + rλ and
             // after_r = (R − r)λ: e^{before_r} by products of e^λ, and e^{before_r + after_r} is the same
