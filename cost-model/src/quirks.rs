@@ -158,6 +158,28 @@ pub struct ReferenceQuirks {
     /// hybrid pick under YCSB-F, K = 31, 15 runs at level 2 on average, priced at a 1.6% false-positive rate
     /// there, measured 9%).
     pub filters_over_mean_runs: bool,
+    /// Under partial compaction a file moved down overlaps its even share of the level below: the level's
+    /// entries over those of the level it leaves, whatever file the file-picking rule takes. Fixed: by the
+    /// rule. `choose_first` moves the file of smallest keys, where the level holds only what arrived since the
+    /// last push swept that part of the key space, so the file spans a wide key range, about 0.85 × the
+    /// entries it takes per arrival over the arrival's entries (of the key space; at most one file, at most
+    /// what the level grows by); `dense_fp` moves the file of smallest key span, 0.58 of the even share. Both
+    /// factors come from a simulation of the planner's rules on keys (arrivals spread evenly over the key
+    /// space): choose_first 0.13-0.85 of the key space, dense_fp 0.55-0.65 of the even share (found by `cosine
+    /// validate` on the fixed B-tree-like design, T = 16, K = Z = 1, choose_first, under YCSB-A: 2.5 blocks
+    /// a write written at level 2, about 80 of its entries a write, where even shares would rewrite about 13
+    /// an entry moved; 1.02 blocks a write priced against 4.98 measured).
+    pub files_overlap_evenly: bool,
+    /// An LSH design's flush holds M_B/2 (the mutable region of a hybrid log) over the key and value bytes of
+    /// an entry, and its levels are written as pushed down at their capacity over the same bytes. Fixed: a
+    /// flush holds the entries the engine's hash-log buffer holds when it reports full, which charges each
+    /// entry its heap allocations and the map's table, counting the table's next doubling before it is made
+    /// (`cosine_design::shape::hash_log_flush_entries`: about 1,150 bytes an entry for 23-byte keys and
+    /// 1,000-byte values, against 1,023), and a level is pushed at its capacity over a run file's bytes an
+    /// entry (as the planner weighs levels, and as the model already counted the levels the runs fill) (found by `cosine validate --held-out`: T = 1000 logs whose one level
+    /// reached its 999 runs about 80 flushes before its bytes reached its capacity, and merged the growing run
+    /// of its oldest entries on each of those flushes, 0.14 blocks a write priced against 1.27 measured).
+    pub lsh_entries_by_payload: bool,
 }
 
 impl ReferenceQuirks {
@@ -196,6 +218,8 @@ impl ReferenceQuirks {
         tiered_levels_span_only_with_runs: false,
         last_level_runs_alike: false,
         filters_over_mean_runs: false,
+        files_overlap_evenly: false,
+        lsh_entries_by_payload: false,
     };
     /// Every quirk: the reference code's arithmetic.
     pub const ALL: ReferenceQuirks = ReferenceQuirks {
@@ -232,6 +256,8 @@ impl ReferenceQuirks {
         tiered_levels_span_only_with_runs: true,
         last_level_runs_alike: true,
         filters_over_mean_runs: true,
+        files_overlap_evenly: true,
+        lsh_entries_by_payload: true,
     };
 
     /// Bytes one flush writes: M_B with `whole_buffer_flushes`, else [`cosine_design::Design::flush_bytes`].

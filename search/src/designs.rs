@@ -950,9 +950,19 @@ impl Shard<'_> {
             return None;
         }
         let m_b = self.memory_bytes - m_fp;
-        // the first level never fills: its capacity, T flushes of M_B/2, exceeds the data
+        // the first level never fills: its runs, flushes of M_B/2, hold the data, each flush the entries the
+        // engine's hash-log buffer holds when full (what it charges an entry: its allocations and its table's
+        // share, more than its key and value, so a level of T flushes' bytes holds the data's run files too)
         let flush = (m_b / cosine_design::Design::WRITE_BUFFERS).max(1);
-        let t0 = ((shape.entries * shape.entry_bytes / flush as f64).ceil() as u64).max(2);
+        let w = &self.workload;
+        let eb = cosine_design::shape::hash_log_flush_entries(
+            flush as usize,
+            w.key_bytes as usize,
+            w.value_bytes as usize,
+        )
+        .max(1);
+        // (a level holds T − 1 runs: T₀ − 1 flushes hold the data)
+        let t0 = ((shape.entries / eb as f64).ceil() as u64 + 1).max(2);
         // (and above a block's entries: a log's first level that holds at least as many runs as a block holds
         // entries; what a hash log's size ratio has always been, which an insert-heavy workload's few flushes
         // never fill)
@@ -1478,10 +1488,10 @@ mod tests {
 
     #[test]
     fn the_lsh_designs_size_ratio_and_last_level_are_searched() {
-        // YCSB-A's 10^10 entries over 25 VMs of 52 GiB: at T₀ (the first level never fills) the log's 16 runs
-        // of updates and the last level's pushes above its merged run outgrow M_FP and a lookup reads their
-        // on-disk indexes (1.02 I/Os an operation); half of T₀ (T = 9, tiered) merges the log more often and
-        // keeps fewer runs (0.26)
+        // YCSB-A's 10^10 entries over 25 VMs of 52 GiB: at T₀ = 19 (the load's 18 flushes fill the first
+        // level's runs) the updates' runs keep up to 18 runs a level, most of its 1.11 I/Os an operation its
+        // scans' seeks into them (38 blocks a scan); half of T₀ (T = 10, tiered) merges the log more often and
+        // keeps fewer runs (0.27)
         let phi = PhiLibrary::default();
         let mut w = named_workload("ycsb-a").unwrap();
         w.entries = 400_000_000;
@@ -1503,12 +1513,12 @@ mod tests {
 
     #[test]
     fn the_lsh_design_runs_and_is_priced_as_an_lsh_whatever_its_size_ratio() {
-        // 1.25e9 entries of 1 KiB in 32 GiB: T = 117, at or below the 128 entries of ASSUMED_ENTRY_BYTES a
+        // 1.1e9 entries of 1 KiB in 32 GiB: T = 109, at or below the 128 entries of ASSUMED_ENTRY_BYTES a
         // 16 KiB block, where a design without a recorded class runs as a B-tree with 116 unfiltered runs a
         // level (priced at 12 I/Os a lookup before the class was recorded)
         let phi = PhiLibrary::default();
         let mut w = named_workload("ycsb-a").unwrap();
-        w.entries = 1_250_000_000;
+        w.entries = 1_100_000_000;
         let s = shard(w, &phi, 32 << 30);
         let d = s.lsh_design().unwrap();
         assert!(d.size_ratio <= 16 * 1024 / cosine_design::ASSUMED_ENTRY_BYTES);

@@ -265,18 +265,10 @@ impl HashLogBuffer {
     }
 }
 
-/// Heap bytes of a std `HashMap` table that reports `capacity`: its buckets (a slot and a control byte
-/// each, at most 7/8 of them usable) and a group of trailing control bytes.
+/// Heap bytes of the hash table when the map reports `capacity` (the cost model counts a flush's entries with
+/// the same function).
 fn table_bytes(capacity: usize) -> usize {
-    if capacity == 0 {
-        return 0;
-    }
-    let buckets = if capacity < 7 {
-        (capacity + 1).next_power_of_two()
-    } else {
-        (capacity * 8 / 7).next_power_of_two()
-    };
-    alloc_bytes(buckets * (std::mem::size_of::<(Vec<u8>, Versioned)>() + 1) + 16)
+    cosine_design::shape::hash_log_table_bytes(capacity)
 }
 
 impl HashLogBuffer {
@@ -521,6 +513,36 @@ mod tests {
         );
         assert!(table_bytes(0) == 0 && table_bytes(3) < table_bytes(7));
         assert_eq!(table_bytes(14), table_bytes(13));
+        assert_eq!(
+            std::mem::size_of::<(Vec<u8>, Versioned)>(),
+            cosine_design::shape::HASH_LOG_SLOT_BYTES
+        );
+    }
+
+    #[test]
+    fn a_hash_log_flushes_the_entries_the_cost_model_counts() {
+        // distinct keys until full, at capacities across the table's doublings
+        for (cap, value) in [
+            (64 << 10, 1000),
+            (314_572, 1000),
+            (262_144, 100),
+            (1 << 20, 1000),
+            (5 << 20, 24),
+        ] {
+            let b = HashLogBuffer::new(cap);
+            let mut i = 0u64;
+            while !b.is_full() {
+                // 23-byte keys, as YCSB's
+                let key = format!("user{i:019}").into_bytes();
+                b.insert(key, i, Some(vec![1; value]));
+                i += 1;
+            }
+            assert_eq!(
+                b.len(),
+                cosine_design::shape::hash_log_flush_entries(cap, 23, value),
+                "capacity {cap}, {value}-byte values"
+            );
+        }
     }
 
     #[test]

@@ -50,6 +50,47 @@ pub const fn sorted_buffer_entry_bytes(key: usize, value: usize) -> usize {
     SORTED_BUFFER_NODE_BYTES + alloc_bytes(key) + alloc_bytes(value)
 }
 
+/// Bytes of one slot of the engine's hash-log write buffer's table (a std `HashMap` from a key's `Vec` to its
+/// version: a sequence number and an optional value `Vec`; `cosine_buffer` holds it to this).
+pub const HASH_LOG_SLOT_BYTES: usize = 56;
+
+/// Heap bytes of the hash-log buffer's table when the map reports `capacity`: its buckets (a slot and a
+/// control byte each, at most 7/8 of them usable) and a group of trailing control bytes.
+pub const fn hash_log_table_bytes(capacity: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 7 {
+        (capacity + 1).next_power_of_two()
+    } else {
+        (capacity * 8 / 7).next_power_of_two()
+    };
+    alloc_bytes(buckets * (HASH_LOG_SLOT_BYTES + 1) + 16)
+}
+
+/// Distinct entries of a `key`-byte key and a `value`-byte value the engine's hash-log write buffer of
+/// `capacity` bytes holds when it reports full (and is flushed): it charges each entry its key's and value's
+/// allocations and the table its map holds, whose capacity doubles (3, 7, 14, 28, ... entries), and counts the
+/// doubled table before it is made once the map is at its capacity. For 23-byte keys and 1,000-byte values
+/// this is about 1,150 bytes an entry, not the 1,023 of the key and value.
+pub fn hash_log_flush_entries(capacity: usize, key: usize, value: usize) -> usize {
+    let per = (alloc_bytes(key) + alloc_bytes(value)).max(1);
+    // entries up to `below` fit the tables before; the map holds up to `cap` in this one
+    let (mut below, mut cap) = (0usize, 3usize);
+    loop {
+        let table = hash_log_table_bytes(cap);
+        let n = capacity.saturating_sub(table).div_ceil(per).max(below + 1);
+        if n < cap {
+            return n;
+        }
+        if cap * per + table + hash_log_table_bytes(cap * 2 + 1) >= capacity {
+            return cap;
+        }
+        below = cap;
+        cap = if cap == 3 { 7 } else { cap * 2 };
+    }
+}
+
 /// Bytes of an entry's header in a run file's data block besides its key and value: a tombstone flag, the
 /// sequence number (8 bytes) and the key's and value's lengths (4 bytes each), as `cosine_levels`' writer
 /// lays entries out (a test there holds it to this).
