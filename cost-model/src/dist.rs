@@ -1889,8 +1889,10 @@ impl DistributionAware {
 /// Every flushed run holds one buffer's entries (`eb`). Until the first merge (the load's runs and the writes
 /// since, at most K runs) the runs hold every version written. Later, as the engine's planner keeps the tree:
 /// - the first level holds the D entries written since its last push, D anywhere in 0..(K − 1)·eb (K runs
-///   pushed down at once, merged); when it is the only level it is also the last, which keeps Z runs by
-///   merging its two oldest on each flush: the newest Z − 1 flushes, D = (Z − 1)·eb, over the merged run;
+///   pushed down at once, merged; the first push comes at its capacity): where in that cycle the operations
+///   priced find it follows from the entries flushed before and during them, when they run less than a
+///   cycle; when it is the only level it is also the last, which keeps Z runs by merging its two oldest on
+///   each flush: the newest Z − 1 flushes, D = (Z − 1)·eb, over the merged run;
 /// - a level between the first and the last holds (K − 1)/2 runs on average, each the merge of K^{j−1}
 ///   flushes (their distinct keys);
 /// - the last level holds the merged run of the N live entries and, when tiered (Z > 1), the Z − 1 newest
@@ -1923,6 +1925,12 @@ pub struct LshAges {
     /// Entries a run keeps per update: a buffer keeps one version of a key however often it is written while
     /// the buffer fills, so skewed updates leave fewer versions than writes.
     kept: f64,
+    /// Entries flushed since the store was made (the load's and the writes' kept), when the operations priced
+    /// begin and when they end: where the first level is in its cycle while they run.
+    flushed: (f64, f64),
+    /// Entries flushed when the first level is first pushed down: while it is the only level it is the last,
+    /// which merges its runs in place and is pushed by bytes alone, at its capacity.
+    first_push: f64,
 }
 
 /// Runs of one level of an LSH design's tree, below the first: how many (a mean may be fractional), the
@@ -1937,6 +1945,11 @@ struct Segment {
 
 /// Points a merge cycle's stretch of recent writes is sampled at.
 const CYCLE_SAMPLES: usize = 8;
+/// Points the first level's fill is sampled at over operations that run less than a cycle.
+const PHASE_SAMPLES: usize = 16;
+/// Share of the entries flushed by which the model may miscount them (a flush's entries, the versions an
+/// update keeps): the phase of a cycle is known to within it.
+const PHASE_SLACK: f64 = 0.05;
 /// Steps of the integral over a run stretch's ages.
 const AGE_STEPS: usize = 32;
 
@@ -1968,6 +1981,13 @@ impl LshAges {
         // its runs (a first level of one run, Z = 1, merges each flush into it)
         let unmerged = (z > 1.0 && (n + obsolete) / eb <= k).then_some(obsolete);
         let cycle = ((k - 1.0).max(0.0) * eb).min(written);
+        // entries flushed when the operations priced end (the live entries, the load's among them, and the
+        // versions the updates kept) and when they begin
+        let this = workload.operations as f64;
+        let flushed = (
+            (n + obsolete - this * (m.insert + (m.blind_update + m.rmw) * kept)).max(0.0),
+            n + obsolete,
+        );
         // a run that merged `age` entries kept of writes holds their distinct keys
         let stored = |age: f64| age.min(distinct_after(parts, age / kept)).max(1.0);
         // the runs below the first level when the runs fill `levels` levels, and the first level's stretch
@@ -2027,8 +2047,11 @@ impl LshAges {
                 segments,
                 levels,
                 kept,
+                flushed,
+                first_push: 0.0,
             }
         };
+        let first_push = design.level_base_bytes() * design.size_ratio as f64 / file_entry;
         let mut ages = at(levels_over(n));
         for _ in 0..4 {
             let deeper = levels_over(ages.merged_versions());
@@ -2037,6 +2060,7 @@ impl LshAges {
             }
             ages = at(deeper);
         }
+        ages.first_push = first_push;
         ages
     }
 
@@ -2177,13 +2201,10 @@ impl LshAges {
                 .sum::<f64>()
     }
 
-    /// Entries the first level holds on average: half its cycle's stretch, or the stretch it always holds.
+    /// Entries the first level holds on average while the operations priced run (half its cycle's stretch over
+    /// a long run), or the stretch it always holds.
     fn first_level(&self) -> f64 {
-        if self.fixed {
-            self.cycle
-        } else {
-            self.cycle / 2.0
-        }
+        self.over_cycle(|d| d)
     }
 
     /// The cold share of the merged run below `above` entries of newer runs: M_FP covers the newest
@@ -2192,11 +2213,45 @@ impl LshAges {
         1.0 - ((self.resident - above) / self.entries).clamp(0.0, 1.0)
     }
 
-    /// The mean of `f(d)` over the first level's cycle, d the entries written since its last push (the
-    /// stretch it always holds when it does not cycle).
+    /// Entries flushed between two pushes of the first level once it has been pushed down: K runs', or its
+    /// capacity's if that comes sooner.
+    fn period(&self) -> f64 {
+        (self.cycle + self.eb).min(self.first_push.max(self.eb))
+    }
+
+    /// Entries the first level holds when `x` entries have been flushed since the store was made: it is pushed
+    /// down first at its capacity (while it is the only level it is the last, which merges its runs in place
+    /// and is pushed by bytes alone), then every [`LshAges::period`].
+    fn fill_at(&self, x: f64) -> f64 {
+        if x < self.first_push {
+            x.min(self.cycle)
+        } else {
+            ((x - self.first_push) % self.period()).min(self.cycle)
+        }
+    }
+
+    /// The mean of `f(d)`, d the entries the first level holds (written since its last push), while the
+    /// operations priced run: over the points of its cycle they reach when they run less than a cycle (the
+    /// validation's measured slices, a short workload), over the whole cycle otherwise; the stretch it always
+    /// holds when it does not cycle.
     fn over_cycle(&self, f: impl Fn(f64) -> f64) -> f64 {
         if self.fixed {
             return f(self.cycle);
+        }
+        let (from, to) = self.flushed;
+        // (the entries flushed are counted to within a share of them: the window widens by it)
+        let slack = PHASE_SLACK * to;
+        let (from, to) = ((from - slack).max(0.0), to + slack);
+        if self.cycle > 0.0 && to - from < self.period() {
+            // the operations priced run over less than a cycle: the first level holds what was flushed since its
+            // last push, at each point they reach
+            return (0..PHASE_SAMPLES)
+                .map(|i| {
+                    let x = from + (to - from) * (i as f64 + 0.5) / PHASE_SAMPLES as f64;
+                    f(self.fill_at(x))
+                })
+                .sum::<f64>()
+                / PHASE_SAMPLES as f64;
         }
         (0..CYCLE_SAMPLES)
             .map(|i| f(self.cycle * (i as f64 + 0.5) / CYCLE_SAMPLES as f64))
@@ -3648,6 +3703,67 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn an_lsh_first_level_fills_and_empties_where_the_planner_pushes_it() {
+        // Where the first level is in its cycle after x entries flushed (what a stretch of operations shorter
+        // than a cycle meets: the validation's slices), against the engine's planner run flush by flush on the
+        // tree's shape: T = 100 (K = Z = 99), runs of one hash-log flush each. While the first level is the only
+        // one it is the last, which merges its oldest runs in place and is pushed down by bytes, at its
+        // capacity (about 109 flushes here, a flush's run file being smaller than M_B/2); after that at its
+        // K-th run. Seed 13's random #15 (T = 1000, YCSB-A, 300,000 writes of warm-up) measured 18.7 blocks a
+        // lookup: its slices met the first level just before and after its first push; priced over a whole
+        // cycle it was 29.9, over the cycle's points the slices meet 19.5.
+        let (w, mut d) = validated_lsh();
+        (d.size_ratio, d.hot_runs, d.cold_runs) = (100, 99, 99);
+        let keys = KeySpace::from_workload(&w);
+        let parts = keys.parts();
+        let shape = data_shape(&d, &w, &keys, &ReferenceQuirks::NONE);
+        let eb =
+            cosine_design::shape::hash_log_flush_entries(d.flush_bytes() as usize, 23, 1000) as f64;
+        let mut ages = LshAges::new(&d, &w, &shape, &parts, eb, 99.0);
+        assert_eq!(ages.cycle, 98.0 * eb);
+        let sizes = crate::loaded::Sizes::of(23, 1000, d.block_bytes as usize);
+        let cut = cosine_design::simulate::Files {
+            data_bytes: d.file_bytes,
+            overhead: sizes.file_overhead,
+        };
+        let run_bytes = (eb * sizes.disk_entry).round() as u64;
+        let policy = cosine_design::planner::Policy::of(&d, usize::MAX);
+        let mut levels: Vec<cosine_design::planner::LevelView> = vec![Vec::new()];
+        let mut ids = cosine_design::simulate::Ids::default();
+        let mut pushes = Vec::new();
+        for f in 1..=420usize {
+            let run = cosine_design::simulate::run_over(&mut ids, run_bytes, 0, u64::MAX, cut);
+            levels[0].insert(0, run);
+            let before = levels.get(1).map_or(0, |l| l.len());
+            loop {
+                let p = cosine_design::planner::plan(&levels, &policy);
+                if p == cosine_design::planner::Plan::Nothing {
+                    break;
+                }
+                levels = cosine_design::simulate::apply(&p, &levels, cut, &mut ids);
+            }
+            if levels.get(1).map_or(0, |l| l.len()) > before {
+                pushes.push(f);
+            }
+            let planner = levels[0].len() as f64;
+            let model = ages.fill_at(f as f64 * eb) / eb;
+            assert!(
+                (planner - model).abs() <= 1.5,
+                "after {f} flushes: {planner} runs, priced {model} (pushes at {pushes:?})"
+            );
+        }
+        assert_eq!(pushes.len(), 4, "{pushes:?}");
+        // a short stretch meets the first level where it is in its cycle (widened by 5% of the entries
+        // flushed either side: about 6.5 runs here); a long run meets half a cycle
+        let push = ages.first_push;
+        ages.flushed = (push + 20.0 * eb, push + 30.0 * eb);
+        let runs = ages.first_level() / eb;
+        assert!((runs - 25.0).abs() < 1.0, "{runs}");
+        ages.flushed = (0.0, 100.0 * ages.period());
+        assert!((ages.first_level() - 49.0 * eb).abs() < 0.5 * eb);
     }
 
     /// An unclassified design with no filters and T above any block's entries (the engine's rule makes it a

@@ -319,9 +319,17 @@ pub fn compare(c: &Case, m: &Measured) -> Value {
             let half = warm_up / 2.0;
             let f = (i as f64 + 1.0) / VALIDATE_SLICES as f64;
             let g = (i as f64 + 0.5) / VALIDATE_SLICES as f64;
-            model
-                .evaluate(design, &at(half + half * f + m.run_writes as f64 * g))
-                .ok()
+            let mut slice = at(half + half * f + m.run_writes as f64 * g);
+            if write_share > 0.0 {
+                // the slice's own operations, after all those before it: the store passes through the states
+                // its writes make while it runs
+                let own =
+                    (m.run_writes as f64 / VALIDATE_SLICES as f64 / write_share).round() as u64;
+                let own = own.clamp(1, slice.operations.max(1));
+                slice.operations_before = slice.operations - own;
+                slice.operations = own;
+            }
+            model.evaluate(design, &slice).ok()
         })
         .collect();
     // the flush and compaction part of an operation's price (a write's, and a read-modify-write's write)
