@@ -90,18 +90,100 @@ pub fn run_over(ids: &mut Ids, bytes: u64, lo: u64, hi: u64, cut: Files) -> RunV
     RunView { id: run_id, files }
 }
 
-/// The key span and the data bytes (less each file's overhead) of some files.
-fn span_of<'a>(
-    files: impl Iterator<Item = &'a FileView>,
-    overhead: u64,
-) -> Option<(u64, u64, u64)> {
-    files.fold(None, |acc, f| {
-        let (lo, hi) = (num(&f.min_key), num(&f.max_key));
-        let data = f.bytes.saturating_sub(overhead);
-        Some(match acc {
-            None => (lo, hi, data),
-            Some((a, b, s)) => (a.min(lo), b.max(hi), s + data),
+/// The run a merge of `inputs` writes: their data, unique keys, each file's spread evenly over its key range,
+/// summed where the ranges overlap and cut into files as the engine's writer cuts them, by bytes in key order
+/// (a file spans the keys its bytes hold, so a key range no input holds lies between files, not in one). A
+/// level that partial compaction empties from one end keeps its data where it is: the merged run covers what
+/// its inputs covered, not their whole span.
+fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView> {
+    // (data bytes, lo, hi) of each input with data; hi exclusive, as positions on the key line
+    let segs: Vec<(f64, f64, f64)> = inputs
+        .iter()
+        .filter_map(|f| {
+            let data = f.bytes.saturating_sub(cut.overhead);
+            let (lo, hi) = (num(&f.min_key) as f64, num(&f.max_key) as f64 + 1.0);
+            (data > 0).then_some((data as f64, lo, hi.max(lo + 1.0)))
         })
+        .collect();
+    if segs.is_empty() {
+        return None;
+    }
+    let total: u64 = inputs
+        .iter()
+        .map(|f| f.bytes.saturating_sub(cut.overhead))
+        .sum();
+    // the density between consecutive breakpoints: the sum of the inputs' over it
+    let mut points: Vec<f64> = segs.iter().flat_map(|s| [s.1, s.2]).collect();
+    points.sort_by(f64::total_cmp);
+    points.dedup();
+    let pieces: Vec<(f64, f64, f64)> = points
+        .windows(2)
+        .map(|w| {
+            let density: f64 = segs
+                .iter()
+                .filter(|s| s.1 <= w[0] && w[1] <= s.2)
+                .map(|s| s.0 / (s.2 - s.1))
+                .sum();
+            (w[0], w[1], density * (w[1] - w[0]))
+        })
+        .filter(|p| p.2 > 0.0)
+        .collect();
+    let full = cut.data_bytes.max(1);
+    let files = total.div_ceil(full).max(1);
+    let run_id = ids.next();
+    let mut out = Vec::with_capacity(files as usize);
+    // walk the pieces, cutting a file every `full` bytes (the last takes the rest)
+    let (mut piece, mut used) = (0usize, 0.0f64);
+    let key_at = |x: f64| x.clamp(0.0, u64::MAX as f64) as u64;
+    for i in 0..files {
+        let want = if i + 1 == files {
+            total - i * full
+        } else {
+            full
+        } as f64;
+        let (start_piece, start_used) = (piece, used);
+        let mut need = want;
+        while piece < pieces.len() {
+            let left = pieces[piece].2 - used;
+            if left >= need && i + 1 < files {
+                used += need;
+                break;
+            }
+            need -= left;
+            piece += 1;
+            used = 0.0;
+        }
+        // (a file that ends where its piece ends leaves the next to start at the next piece, past any gap)
+        let (start_piece, start_used) =
+            if start_piece < pieces.len() && start_used >= pieces[start_piece].2 {
+                (start_piece + 1, 0.0)
+            } else {
+                (start_piece, start_used)
+            };
+        let (a, b) = (
+            start_piece.min(pieces.len() - 1),
+            piece.min(pieces.len() - 1),
+        );
+        let at = |k: usize, u: f64| {
+            let (lo, hi, bytes) = pieces[k];
+            lo + (hi - lo) * (u / bytes).clamp(0.0, 1.0)
+        };
+        let lo = key_at(at(a, start_used));
+        let hi = if piece >= pieces.len() {
+            key_at(pieces[pieces.len() - 1].1 - 1.0)
+        } else {
+            key_at(at(b, used) - 1.0)
+        };
+        out.push(FileView {
+            id: ids.next(),
+            bytes: want as u64 + cut.overhead,
+            min_key: key(lo),
+            max_key: key(hi.max(lo)),
+        });
+    }
+    Some(RunView {
+        id: run_id,
+        files: out,
     })
 }
 
@@ -147,8 +229,7 @@ pub fn apply(plan: &Plan, levels: &[LevelView], cut: Files, ids: &mut Ids) -> Ve
                     !merged
                 });
             }
-            if let Some((lo, hi, bytes)) = span_of(inputs.iter(), cut.overhead) {
-                let run = run_over(ids, bytes, lo, hi, cut);
+            if let Some(run) = merged_run(ids, &inputs, cut) {
                 let at = at.min(out[t].len());
                 out[t].insert(at, run);
             }
@@ -185,14 +266,13 @@ pub fn apply(plan: &Plan, levels: &[LevelView], cut: Files, ids: &mut Ids) -> Ve
                         }
                         !m
                     });
-                    if let Some((lo, hi, bytes)) = span_of(moved.iter(), cut.overhead) {
-                        target.files.extend(run_over(ids, bytes, lo, hi, cut).files);
+                    if let Some(r) = merged_run(ids, &moved, cut) {
+                        target.files.extend(r.files);
                         target.files.sort_by(|a, b| a.min_key.cmp(&b.min_key));
                     }
                 }
                 None => {
-                    if let Some((lo, hi, bytes)) = span_of(moved.iter(), cut.overhead) {
-                        let r = run_over(ids, bytes, lo, hi, cut);
+                    if let Some(r) = merged_run(ids, &moved, cut) {
                         out[t].insert(0, r);
                     }
                 }
@@ -210,6 +290,36 @@ mod tests {
     use super::*;
     use crate::planner::{plan, Policy};
     use crate::{Compaction, Design, FilePicking, RunStrategy};
+
+    #[test]
+    fn a_merge_keeps_its_inputs_data_where_it_lies() {
+        // two files of 1,000 bytes over [0, 999] and [10,000, 10,999], and one of 2,000 over [0, 10,999]: the
+        // merge holds 4,000 bytes, cut into 1,000-byte files by key order, narrow where the data is dense (the
+        // two ends) and wide over the stretch between, which holds only the wide file's sparse data
+        let mut ids = Ids::default();
+        let file = |ids: &mut Ids, bytes: u64, lo: u64, hi: u64| FileView {
+            id: ids.next(),
+            bytes,
+            min_key: key(lo),
+            max_key: key(hi),
+        };
+        let inputs = vec![
+            file(&mut ids, 1000, 0, 999),
+            file(&mut ids, 1000, 10_000, 10_999),
+            file(&mut ids, 2000, 0, 10_999),
+        ];
+        let run = merged_run(&mut ids, &inputs, Files::of(1000)).unwrap();
+        assert_eq!(run.files.iter().map(|f| f.bytes).sum::<u64>(), 4000);
+        assert_eq!(run.files.len(), 4);
+        let span = |f: &FileView| (num(&f.min_key), num(&f.max_key));
+        // the dense ends: [0, 999] holds 1,000 + 182 bytes, [10,000, 10,999] as much; the middle 1,636
+        let (first, last) = (span(&run.files[0]), span(&run.files[3]));
+        assert_eq!(first.0, 0);
+        assert!(first.1 < 999, "{first:?}");
+        assert!(last.0 > 10_000 && last.1 == 10_999, "{last:?}");
+        // files in key order, not overlapping
+        assert!(run.files.windows(2).all(|w| span(&w[0]).1 < span(&w[1]).0));
+    }
 
     /// Flushes `n` buffers through plan and apply, each buffer a run over the whole key space, with the top
     /// `hot` levels hot (K runs) and the rest cold (Z runs).
