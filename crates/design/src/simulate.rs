@@ -101,8 +101,10 @@ fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView>
         .iter()
         .filter_map(|f| {
             let data = f.bytes.saturating_sub(cut.overhead);
+            // (a key converts to f64 to within its 53 bits: above 2^53 adding one may add nothing, and a
+            // file's span must stay wider than none for its data to lie somewhere)
             let (lo, hi) = (num(&f.min_key) as f64, num(&f.max_key) as f64 + 1.0);
-            (data > 0).then_some((data as f64, lo, hi.max(lo + 1.0)))
+            (data > 0).then_some((data as f64, lo, hi.max(lo.next_up())))
         })
         .collect();
     if segs.is_empty() {
@@ -128,6 +130,8 @@ fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView>
         })
         .filter(|p| p.2 > 0.0)
         .collect();
+    // (every input spans at least one window between breakpoints, so a piece holds its data)
+    debug_assert!(!pieces.is_empty());
     let full = cut.data_bytes.max(1);
     let files = total.div_ceil(full).max(1);
     let run_id = ids.next();
@@ -319,6 +323,35 @@ mod tests {
         assert!(last.0 > 10_000 && last.1 == 10_999, "{last:?}");
         // files in key order, not overlapping
         assert!(run.files.windows(2).all(|w| span(&w[0]).1 < span(&w[1]).0));
+    }
+
+    #[test]
+    fn a_merge_of_files_narrower_than_an_f64_step_keeps_its_data() {
+        // keys near 2^62 are 1,024 apart as f64s: files of one key each (and of a few keys, overlapping) still
+        // merge into a run holding all their bytes, in key order
+        let mut ids = Ids::default();
+        let base = 1u64 << 62;
+        let mut inputs = Vec::new();
+        for (i, (lo, hi)) in [(0, 0), (0, 0), (1, 1), (5, 300), (200, 2000)]
+            .into_iter()
+            .enumerate()
+        {
+            inputs.push(FileView {
+                id: ids.next(),
+                bytes: 1000 + 100 * i as u64,
+                min_key: key(base + lo),
+                max_key: key(base + hi),
+            });
+        }
+        let run = merged_run(&mut ids, &inputs, Files::of(1000)).unwrap();
+        assert_eq!(run.files.iter().map(|f| f.bytes).sum::<u64>(), 6000);
+        let span = |f: &FileView| (num(&f.min_key), num(&f.max_key));
+        assert!(run.files.iter().all(|f| span(f).0 <= span(f).1));
+        assert!(run.files.windows(2).all(|w| span(&w[0]).1 <= span(&w[1]).0));
+        assert!(run
+            .files
+            .iter()
+            .all(|f| span(f).0 >= base && span(f).1 <= base + 4096));
     }
 
     /// Flushes `n` buffers through plan and apply, each buffer a run over the whole key space, with the top
