@@ -16,7 +16,7 @@
 //! keys, in K or Z runs) had the wrong runs in the wrong levels.
 
 use cosine_design::planner::{plan, residency, LevelView, Plan, Policy, RunView};
-use cosine_design::simulate::{apply, run_over, Files, Ids};
+use cosine_design::simulate::{apply, apply_keeping_versions, run_over, Files, Ids, Mix, Versions};
 use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -130,6 +130,86 @@ pub fn loaded_trees(
     }))
 }
 
+/// Flushes beyond which a load and the writes after it are not simulated for [`covered_under_writes`].
+pub const MAX_WRITE_FLUSHES: f64 = 4096.0;
+
+/// Share of the flushes by which the simulation may miss where the engine's levels are in their fill cycles
+/// (the engine's flushes differ from the model's by a few entries, and its merges run beside the writer): the
+/// flushes averaged over widen by it either side.
+const WRITE_PHASE_SLACK: f64 = 0.05;
+
+/// How the writes after a load reach keys (the workload's write distribution over the data set's keys).
+pub struct WriteKeys {
+    /// The writes that reach `n` distinct keys (a flush holds one buffer's distinct keys).
+    pub to_fill: Box<dyn Fn(f64) -> Option<f64>>,
+    /// The distinct keys `w` writes reach (hot keys again and again under a skewed distribution).
+    pub reached: Box<dyn Fn(f64) -> f64>,
+}
+
+/// The share of the key line each level's files cover (level 1 first), on average over the flushes of the
+/// writes from `writes.0` to `writes.1` after a load of `entries` keys: a lookup whose key lies outside every
+/// file of a level skips it. A level that partial compaction feeds file by file and pushes down file by file
+/// covers what its files have not yet taken down, and is empty part of its cycle when its data is about a
+/// file (a T = 2 design's upper levels: seed 17 #16's six upper levels were read by 37-91% of the lookups
+/// that reached them). Merges keep one version of each key ([`Versions`]), so the tree holds the data set
+/// and the versions its upper levels keep, not every write. None when the load and the writes take more than
+/// [`MAX_WRITE_FLUSHES`] flushes, or a flush's writes are not known.
+pub fn covered_under_writes(
+    design: &Design,
+    entries: f64,
+    sizes: Sizes,
+    writes: (f64, f64),
+    keys: WriteKeys,
+) -> Option<Rc<Vec<f64>>> {
+    let load = Load::of(design, entries, sizes)?;
+    let per_flush = entries_per_flush(design, sizes);
+    let load_flushes = (entries.round() / per_flush).floor();
+    let flush_writes = (keys.to_fill)(per_flush)?.max(per_flush);
+    let ok = |x: f64| x >= 0.0 && x.is_finite();
+    if !(ok(flush_writes) && ok(writes.0) && ok(writes.1)) {
+        return None;
+    }
+    // (where the engine's levels are in their cycles is known to within a share of the flushes, as an LSH
+    // design's first level is: `crate::dist`'s PHASE_SLACK; the window widens by it)
+    let slack = WRITE_PHASE_SLACK * (load_flushes + writes.1 / flush_writes);
+    let first = (writes.0 / flush_writes - slack).floor().max(0.0);
+    let last = (writes.1 / flush_writes + slack).ceil().max(first + 1.0);
+    // (only at the engine's own file granularity: a data set of more than MAX_FILES files is simulated in
+    // coarser files, whose ranges say little of what the engine's cover, and is too many flushes for a
+    // search's every design)
+    if load_flushes + last > MAX_WRITE_FLUSHES || !cut_of(design, &load).engine_files {
+        return None;
+    }
+    let n = entries.max(1.0);
+    let key = (
+        MemoKey::of(design, &load, 2),
+        flush_writes.to_bits(),
+        n.to_bits(),
+        first as u64,
+        last as u64,
+    );
+    if let Some(hit) = COVERED.with(|m| m.borrow().get(&key).cloned()) {
+        return Some(hit);
+    }
+    let reached = keys.reached;
+    let covered = Rc::new(simulate_writes(
+        design,
+        &load,
+        load_flushes as usize,
+        (flush_writes / n, Box::new(move |w| reached(w * n) / n)),
+        first as usize,
+        last as usize,
+    ));
+    COVERED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_SIZE {
+            m.clear();
+        }
+        m.insert(key, covered.clone());
+    });
+    Some(covered)
+}
+
 /// Entries a flush holds: the buffer is frozen once it holds M_B/2 or more, after the entry that reaches it.
 fn entries_per_flush(design: &Design, sizes: Sizes) -> f64 {
     (design.flush_bytes() as f64 / sizes.buffer_entry)
@@ -202,6 +282,145 @@ fn memoised(
     trees
 }
 
+/// How outputs are cut into files in the simulation of `load`: as the engine's writer cuts them, or into
+/// [`MAX_FILES`] of the whole data at most.
+fn cut_of(design: &Design, load: &Load) -> Cut {
+    let sizes = load.sizes;
+    // the writer cuts a file after the entry whose data blocks reach the file size
+    let per_file = (design.file_bytes as f64 / sizes.data_entry)
+        .ceil()
+        .max(1.0);
+    let engine = (per_file * sizes.disk_entry).round() as u64;
+    let coarsest = (load.total as f64 / MAX_FILES).ceil() as u64;
+    Cut {
+        files: Files {
+            data_bytes: engine.max(coarsest).max(1),
+            overhead: sizes.file_overhead,
+        },
+        engine_files: engine >= coarsest,
+    }
+}
+
+/// How a simulation cuts its outputs, and whether that is as the engine cuts them.
+struct Cut {
+    files: Files,
+    /// The files are the engine's (the data set is at most [`MAX_FILES`] of them).
+    engine_files: bool,
+}
+
+/// Settles `levels` after a flush: the planner's plans carried out until it has none, with the hot levels
+/// decided as the engine decides them (its runs' fences resident newest first while M_FP lasts), and each
+/// merge keeping one version of a key when `versions` says what the files are made of.
+fn settle(
+    design: &Design,
+    load: &Load,
+    cut: Files,
+    levels: &mut Vec<LevelView>,
+    ids: &mut Ids,
+    mut versions: Option<&mut Versions>,
+) {
+    for _ in 0..MAX_PLANS_PER_FLUSH {
+        let hot = residency(levels, design.fence_bytes, |f| {
+            (f.bytes.saturating_sub(cut.overhead) as f64 * load.per_byte).round() as u64
+        })
+        .hot_levels;
+        let p = plan(levels, &Policy::of(design, hot));
+        if p == Plan::Nothing {
+            break;
+        }
+        *levels = match versions.as_deref_mut() {
+            Some(v) => apply_keeping_versions(&p, levels, cut, ids, v),
+            None => apply(&p, levels, cut, ids),
+        };
+    }
+}
+
+/// The load's full buffers flushed and settled one at a time, then `last` flushes of writes, each a run of
+/// one buffer's distinct keys over the whole key line, merged keeping one version of a key; each level's
+/// covered share of the key line after every write flush from `first` on, averaged.
+fn simulate_writes(
+    design: &Design,
+    load: &Load,
+    load_flushes: usize,
+    (per_flush, reached): (f64, Box<dyn Fn(f64) -> f64>),
+    first: usize,
+    last: usize,
+) -> Vec<f64> {
+    let cut = cut_of(design, load).files;
+    let mut levels: Vec<LevelView> = Vec::new();
+    let mut ids = Ids::default();
+    let flush = |levels: &mut Vec<LevelView>, ids: &mut Ids| {
+        if levels.is_empty() {
+            levels.push(Vec::new());
+        }
+        let run = run_over(ids, load.flush_run, 0, u64::MAX, cut);
+        levels[0].insert(0, run);
+    };
+    for _ in 0..load_flushes {
+        flush(&mut levels, &mut ids);
+        settle(design, load, cut, &mut levels, &mut ids, None);
+    }
+    let space = u64::MAX as f64 + 1.0;
+    let mut versions = Versions {
+        mixes: Default::default(),
+        full: load_flushes.max(1) as f64 * load.flush_run as f64 / space,
+        reached,
+    };
+    let mut sums: Vec<f64> = Vec::new();
+    for done in 1..=last {
+        flush(&mut levels, &mut ids);
+        for f in &levels[0][0].files {
+            versions.mixes.insert(
+                f.id,
+                Mix {
+                    loaded: 0.0,
+                    written: per_flush,
+                },
+            );
+        }
+        settle(
+            design,
+            load,
+            cut,
+            &mut levels,
+            &mut ids,
+            Some(&mut versions),
+        );
+        if done > first {
+            if sums.len() < levels.len() {
+                sums.resize(levels.len(), 0.0);
+            }
+            for (i, level) in levels.iter().enumerate() {
+                sums[i] += level.iter().map(covered).fold(0.0, f64::max);
+            }
+        }
+        // (files merged away are forgotten)
+        if done % 64 == 0 {
+            let live: std::collections::HashSet<u64> = levels
+                .iter()
+                .flatten()
+                .flat_map(|r| r.files.iter().map(|f| f.id))
+                .collect();
+            versions.mixes.retain(|id, _| live.contains(id));
+        }
+    }
+    let n = (last - first).max(1) as f64;
+    sums.iter().map(|s| s / n).collect()
+}
+
+/// The share of the key line a run's files cover.
+fn covered(run: &RunView) -> f64 {
+    let space = u64::MAX as f64 + 1.0;
+    run.files
+        .iter()
+        .map(|f| {
+            let (lo, hi) = (key_num(&f.min_key), key_num(&f.max_key));
+            (hi.saturating_sub(lo) as f64 + 1.0) / space
+        })
+        .sum::<f64>()
+        .min(1.0)
+}
+
 /// Flushes `flushes` full buffers through the planner, one at a time, each settled before the next, and
 /// returns the tree after each flush count in `at` (ascending, 1-based), with a last flush of `tail` bytes
 /// settled on a copy first when there is one (the settle flushes what the last buffer held).
@@ -213,32 +432,13 @@ fn simulate_load(
     tail: Option<u64>,
 ) -> Vec<Vec<LoadedRun>> {
     let sizes = load.sizes;
-    // the writer cuts a file after the entry whose data blocks reach the file size
-    let per_file = (design.file_bytes as f64 / sizes.data_entry)
-        .ceil()
-        .max(1.0);
-    let cut = Files {
-        data_bytes: ((per_file * sizes.disk_entry).round() as u64)
-            .max((load.total as f64 / MAX_FILES).ceil() as u64)
-            .max(1),
-        overhead: sizes.file_overhead,
-    };
+    let cut = cut_of(design, load).files;
     let flush = |levels: &mut Vec<LevelView>, ids: &mut Ids, bytes: u64| {
         if levels.is_empty() {
             levels.push(Vec::new());
         }
         levels[0].insert(0, run_over(ids, bytes, 0, u64::MAX, cut));
-        for _ in 0..MAX_PLANS_PER_FLUSH {
-            let hot = residency(levels, design.fence_bytes, |f| {
-                (f.bytes.saturating_sub(cut.overhead) as f64 * load.per_byte).round() as u64
-            })
-            .hot_levels;
-            let p = plan(levels, &Policy::of(design, hot));
-            if p == Plan::Nothing {
-                break;
-            }
-            *levels = apply(&p, levels, cut, ids);
-        }
+        settle(design, load, cut, levels, ids, None);
     };
     let mut levels: Vec<LevelView> = Vec::new();
     let mut ids = Ids::default();
@@ -264,7 +464,6 @@ fn simulate_load(
 
 /// The runs of a simulated tree.
 fn runs_of(levels: &[LevelView], cut: Files, sizes: Sizes) -> Vec<LoadedRun> {
-    let space = u64::MAX as f64 + 1.0;
     levels
         .iter()
         .enumerate()
@@ -272,15 +471,7 @@ fn runs_of(levels: &[LevelView], cut: Files, sizes: Sizes) -> Vec<LoadedRun> {
             level.iter().map(move |run| LoadedRun {
                 level: i + 1,
                 entries: data_bytes(run, cut.overhead) as f64 / sizes.disk_entry,
-                coverage: (run
-                    .files
-                    .iter()
-                    .map(|f| {
-                        let (lo, hi) = (key_num(&f.min_key), key_num(&f.max_key));
-                        (hi.saturating_sub(lo) as f64 + 1.0) / space
-                    })
-                    .sum::<f64>())
-                .min(1.0),
+                coverage: covered(run),
             })
         })
         .collect()
@@ -333,6 +524,9 @@ impl MemoKey {
     }
 }
 
+/// What [`covered_under_writes`] depends on: the load's, the writes' flush and reach, the flushes averaged.
+type CoveredKey = (MemoKey, u64, u64, u64, u64);
+
 /// Loaded trees a thread keeps (all are dropped when it fills up).
 const MEMO_SIZE: usize = 1 << 12;
 
@@ -340,6 +534,8 @@ thread_local! {
     /// [`loaded_runs`]' results on this thread: a search prices many designs that share a shape and differ in
     /// the memory they give filters or an entry cache.
     static LOADED: RefCell<FxHashMap<MemoKey, Rc<Vec<Vec<LoadedRun>>>>> = RefCell::new(FxHashMap::default());
+    /// [`covered_under_writes`]' results on this thread (the validation prices a cell's slices one by one).
+    static COVERED: RefCell<FxHashMap<CoveredKey, Rc<Vec<f64>>>> = RefCell::new(FxHashMap::default());
 }
 
 #[cfg(test)]

@@ -90,53 +90,116 @@ pub fn run_over(ids: &mut Ids, bytes: u64, lo: u64, hi: u64, cut: Files) -> RunV
     RunView { id: run_id, files }
 }
 
-/// The run a merge of `inputs` writes: their data, unique keys, each file's spread evenly over its key range,
-/// summed where the ranges overlap and cut into files as the engine's writer cuts them, by bytes in key order
-/// (a file spans the keys its bytes hold, so a key range no input holds lies between files, not in one). A
-/// level that partial compaction empties from one end keeps its data where it is: the merged run covers what
-/// its inputs covered, not their whole span.
-fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView> {
-    // (data bytes, lo, hi) of each input with data; hi exclusive, as positions on the key line
-    let segs: Vec<(f64, f64, f64)> = inputs
+/// What a file's data is made of, for a simulation of writes after a load, where a merge keeps one version of
+/// each key: the share of its key range's keys the load put in it (the load's keys are distinct, so these
+/// shares add up when files merge) and the writes since per key of its range (which add up too; the keys they
+/// reach overlap, the hot ones most).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Mix {
+    /// Share of the keys in the file's range that the load put in it.
+    pub loaded: f64,
+    /// Writes per key of the file's range (each write's key drawn from the workload's distribution).
+    pub written: f64,
+}
+
+/// Merges that keep one version of each key: every file's [`Mix`] by id, and how its bytes follow from it.
+/// A file the map does not know holds load data alone, at its bytes' share of the full density.
+pub struct Versions {
+    /// Each file's make-up, by file id.
+    pub mixes: std::collections::HashMap<u64, Mix>,
+    /// Data bytes per unit of the key line when every key is present (the whole data set over it).
+    pub full: f64,
+    /// The share of the keys that `w` writes per key reach at least once (the workload's distribution decides
+    /// how much they overlap).
+    pub reached: Box<dyn Fn(f64) -> f64>,
+}
+
+impl Versions {
+    /// Data bytes per unit of the key line of data made of `m`: the keys the load put there or a write
+    /// reached (a key the load holds and a write reached is there once). A file's make-up is its mean over
+    /// its range, so a merge may sum shares of the load's keys above 1 where one input's come from beyond
+    /// the other's range: they are kept (the load's keys are never lost), at the full density and above.
+    fn density(&self, m: Mix) -> f64 {
+        let loaded = m.loaded.max(0.0);
+        let reached = (self.reached)(m.written.max(0.0)).clamp(0.0, 1.0);
+        self.full * (loaded + reached * (1.0 - loaded).max(0.0))
+    }
+
+    /// The make-up of `f`, which holds `data` bytes over `width` units of the key line.
+    fn mix_of(&self, f: &FileView, data: f64, width: f64) -> Mix {
+        self.mixes.get(&f.id).copied().unwrap_or(Mix {
+            loaded: data / (self.full * width).max(f64::MIN_POSITIVE),
+            written: 0.0,
+        })
+    }
+}
+
+/// The run a merge of `inputs` writes: their data, each file's spread evenly over its key range, cut into
+/// files as the engine's writer cuts them, by bytes in key order (a file spans the keys its bytes hold, so a
+/// key range no input holds lies between files, not in one). A level that partial compaction empties from one
+/// end keeps its data where it is: the merged run covers what its inputs covered, not their whole span. The
+/// data is summed where the ranges overlap (unique keys, as a load writes them), or with `versions` made of
+/// what the inputs are made of, one version a key.
+fn merged_run(
+    ids: &mut Ids,
+    inputs: &[FileView],
+    cut: Files,
+    mut versions: Option<&mut Versions>,
+) -> Option<RunView> {
+    // (data bytes, lo, hi, make-up) of each input with data; hi exclusive, as positions on the key line
+    let segs: Vec<(f64, f64, f64, Mix)> = inputs
         .iter()
         .filter_map(|f| {
             let data = f.bytes.saturating_sub(cut.overhead);
             // (a key converts to f64 to within its 53 bits: above 2^53 adding one may add nothing, and a
             // file's span must stay wider than none for its data to lie somewhere)
             let (lo, hi) = (num(&f.min_key) as f64, num(&f.max_key) as f64 + 1.0);
-            (data > 0).then_some((data as f64, lo, hi.max(lo.next_up())))
+            let hi = hi.max(lo.next_up());
+            let mix = versions
+                .as_deref()
+                .map_or(Mix::default(), |v| v.mix_of(f, data as f64, hi - lo));
+            (data > 0).then_some((data as f64, lo, hi, mix))
         })
         .collect();
     if segs.is_empty() {
         return None;
     }
-    let total: u64 = inputs
-        .iter()
-        .map(|f| f.bytes.saturating_sub(cut.overhead))
-        .sum();
-    // the density between consecutive breakpoints: the sum of the inputs' over it
+    // the data between consecutive breakpoints: (lo, hi, bytes, make-up), the inputs' summed over it
     let mut points: Vec<f64> = segs.iter().flat_map(|s| [s.1, s.2]).collect();
     points.sort_by(f64::total_cmp);
     points.dedup();
-    let pieces: Vec<(f64, f64, f64)> = points
+    let pieces: Vec<(f64, f64, f64, Mix)> = points
         .windows(2)
         .map(|w| {
-            let density: f64 = segs
-                .iter()
-                .filter(|s| s.1 <= w[0] && w[1] <= s.2)
-                .map(|s| s.0 / (s.2 - s.1))
-                .sum();
-            (w[0], w[1], density * (w[1] - w[0]))
+            let over = segs.iter().filter(|s| s.1 <= w[0] && w[1] <= s.2);
+            let (mut density, mut mix) = (0.0, Mix::default());
+            for s in over {
+                density += s.0 / (s.2 - s.1);
+                mix.loaded += s.3.loaded;
+                mix.written += s.3.written;
+            }
+            if let Some(v) = versions.as_deref() {
+                density = v.density(mix);
+            }
+            (w[0], w[1], density * (w[1] - w[0]), mix)
         })
         .filter(|p| p.2 > 0.0)
         .collect();
     // (every input spans at least one window between breakpoints, so a piece holds its data)
     debug_assert!(!pieces.is_empty());
+    let total = match versions {
+        Some(_) => pieces.iter().map(|p| p.2).sum::<f64>().round().max(1.0) as u64,
+        None => inputs
+            .iter()
+            .map(|f| f.bytes.saturating_sub(cut.overhead))
+            .sum(),
+    };
     let full = cut.data_bytes.max(1);
     let files = total.div_ceil(full).max(1);
     let run_id = ids.next();
     let mut out = Vec::with_capacity(files as usize);
-    // walk the pieces, cutting a file every `full` bytes (the last takes the rest)
+    // walk the pieces, cutting a file every `full` bytes (the last takes the rest); `made` sums the make-up
+    // of what a file takes over the key line it takes, and that line
     let (mut piece, mut used) = (0usize, 0.0f64);
     let key_at = |x: f64| x.clamp(0.0, u64::MAX as f64) as u64;
     for i in 0..files {
@@ -147,12 +210,22 @@ fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView>
         } as f64;
         let (start_piece, start_used) = (piece, used);
         let mut need = want;
+        let mut made = (0.0, 0.0, 0.0);
+        let mut take = |k: usize, bytes: f64| {
+            let (lo, hi, all, mix) = pieces[k];
+            let width = (hi - lo) * (bytes / all).clamp(0.0, 1.0);
+            made.0 += mix.loaded * width;
+            made.1 += mix.written * width;
+            made.2 += width;
+        };
         while piece < pieces.len() {
             let left = pieces[piece].2 - used;
             if left >= need && i + 1 < files {
+                take(piece, need);
                 used += need;
                 break;
             }
+            take(piece, left);
             need -= left;
             piece += 1;
             used = 0.0;
@@ -169,7 +242,7 @@ fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView>
             piece.min(pieces.len() - 1),
         );
         let at = |k: usize, u: f64| {
-            let (lo, hi, bytes) = pieces[k];
+            let (lo, hi, bytes, _) = pieces[k];
             lo + (hi - lo) * (u / bytes).clamp(0.0, 1.0)
         };
         let lo = key_at(at(a, start_used));
@@ -178,8 +251,19 @@ fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView>
         } else {
             key_at(at(b, used) - 1.0)
         };
+        let id = ids.next();
+        if let Some(v) = versions.as_deref_mut() {
+            let width = made.2.max(f64::MIN_POSITIVE);
+            v.mixes.insert(
+                id,
+                Mix {
+                    loaded: made.0 / width,
+                    written: made.1 / width,
+                },
+            );
+        }
         out.push(FileView {
-            id: ids.next(),
+            id,
             bytes: want as u64 + cut.overhead,
             min_key: key(lo),
             max_key: key(hi.max(lo)),
@@ -194,6 +278,28 @@ fn merged_run(ids: &mut Ids, inputs: &[FileView], cut: Files) -> Option<RunView>
 /// The shape after `plan` is carried out on `levels` (levels top first, runs newest first), with outputs cut
 /// into files as `cut` says.
 pub fn apply(plan: &Plan, levels: &[LevelView], cut: Files, ids: &mut Ids) -> Vec<LevelView> {
+    apply_with(plan, levels, cut, ids, None)
+}
+
+/// [`apply`] where each merge keeps one version of a key, its output made of what its inputs are made of
+/// (`versions`, which learns the make-up of every file the plan writes).
+pub fn apply_keeping_versions(
+    plan: &Plan,
+    levels: &[LevelView],
+    cut: Files,
+    ids: &mut Ids,
+    versions: &mut Versions,
+) -> Vec<LevelView> {
+    apply_with(plan, levels, cut, ids, Some(versions))
+}
+
+fn apply_with(
+    plan: &Plan,
+    levels: &[LevelView],
+    cut: Files,
+    ids: &mut Ids,
+    mut versions: Option<&mut Versions>,
+) -> Vec<LevelView> {
     let mut out = levels.to_vec();
     match plan {
         Plan::Nothing => {}
@@ -233,7 +339,7 @@ pub fn apply(plan: &Plan, levels: &[LevelView], cut: Files, ids: &mut Ids) -> Ve
                     !merged
                 });
             }
-            if let Some(run) = merged_run(ids, &inputs, cut) {
+            if let Some(run) = merged_run(ids, &inputs, cut, versions.as_deref_mut()) {
                 let at = at.min(out[t].len());
                 out[t].insert(at, run);
             }
@@ -270,13 +376,13 @@ pub fn apply(plan: &Plan, levels: &[LevelView], cut: Files, ids: &mut Ids) -> Ve
                         }
                         !m
                     });
-                    if let Some(r) = merged_run(ids, &moved, cut) {
+                    if let Some(r) = merged_run(ids, &moved, cut, versions.as_deref_mut()) {
                         target.files.extend(r.files);
                         target.files.sort_by(|a, b| a.min_key.cmp(&b.min_key));
                     }
                 }
                 None => {
-                    if let Some(r) = merged_run(ids, &moved, cut) {
+                    if let Some(r) = merged_run(ids, &moved, cut, versions) {
                         out[t].insert(0, r);
                     }
                 }
@@ -312,7 +418,7 @@ mod tests {
             file(&mut ids, 1000, 10_000, 10_999),
             file(&mut ids, 2000, 0, 10_999),
         ];
-        let run = merged_run(&mut ids, &inputs, Files::of(1000)).unwrap();
+        let run = merged_run(&mut ids, &inputs, Files::of(1000), None).unwrap();
         assert_eq!(run.files.iter().map(|f| f.bytes).sum::<u64>(), 4000);
         assert_eq!(run.files.len(), 4);
         let span = |f: &FileView| (num(&f.min_key), num(&f.max_key));
@@ -343,7 +449,7 @@ mod tests {
                 max_key: key(base + hi),
             });
         }
-        let run = merged_run(&mut ids, &inputs, Files::of(1000)).unwrap();
+        let run = merged_run(&mut ids, &inputs, Files::of(1000), None).unwrap();
         assert_eq!(run.files.iter().map(|f| f.bytes).sum::<u64>(), 6000);
         let span = |f: &FileView| (num(&f.min_key), num(&f.max_key));
         assert!(run.files.iter().all(|f| span(f).0 <= span(f).1));
@@ -352,6 +458,70 @@ mod tests {
             .files
             .iter()
             .all(|f| span(f).0 >= base && span(f).1 <= base + 4096));
+    }
+
+    #[test]
+    fn a_merge_keeping_versions_holds_each_key_once() {
+        // the key line 0..1,000,000 at 1 byte a key when every key is present; a write reaches a key as if
+        // uniformly: w writes per key reach 1 − e^{−w} of the keys
+        let versions = || Versions {
+            mixes: Default::default(),
+            full: 1.0,
+            reached: Box::new(|w: f64| -(-w).exp_m1()),
+        };
+        let file = |ids: &mut Ids, bytes: u64, lo: u64, hi: u64| FileView {
+            id: ids.next(),
+            bytes,
+            min_key: key(lo),
+            max_key: key(hi),
+        };
+        let total = |r: &RunView| r.files.iter().map(|f| f.bytes).sum::<u64>();
+        // the load's keys (every key of the range) and a flush of updates to 10% of them: the load's bytes
+        let (mut ids, mut v) = (Ids::default(), versions());
+        let load = file(&mut ids, 1_000_000, 0, 999_999);
+        let flush = file(&mut ids, 95_163, 0, 999_999);
+        v.mixes.insert(
+            flush.id,
+            Mix {
+                loaded: 0.0,
+                written: 0.1,
+            },
+        );
+        let run = merged_run(&mut ids, &[load, flush], Files::of(1 << 30), Some(&mut v)).unwrap();
+        assert_eq!(total(&run), 1_000_000);
+        // two flushes of 0.1 writes a key each reach 1 − e^{−0.2} of the keys, not twice 1 − e^{−0.1}
+        let (mut ids, mut v) = (Ids::default(), versions());
+        let flushes: Vec<FileView> = (0..2)
+            .map(|_| {
+                let f = file(&mut ids, 95_163, 0, 999_999);
+                v.mixes.insert(
+                    f.id,
+                    Mix {
+                        loaded: 0.0,
+                        written: 0.1,
+                    },
+                );
+                f
+            })
+            .collect();
+        let run = merged_run(&mut ids, &flushes, Files::of(40_000), Some(&mut v)).unwrap();
+        assert!(
+            (total(&run) as f64 - 181_269.0).abs() < 2.0,
+            "{}",
+            total(&run)
+        );
+        assert!(run
+            .files
+            .iter()
+            .all(|f| (v.mixes[&f.id].written - 0.2).abs() < 1e-9));
+        // the load's keys are never lost, even where a file's mean share of them sums above 1 with another's
+        let (mut ids, mut v) = (Ids::default(), versions());
+        let inputs = [
+            file(&mut ids, 600_000, 0, 999_999),
+            file(&mut ids, 500_000, 0, 499_999),
+        ];
+        let run = merged_run(&mut ids, &inputs, Files::of(1 << 30), Some(&mut v)).unwrap();
+        assert_eq!(total(&run), 1_100_000);
     }
 
     /// Flushes `n` buffers through plan and apply, each buffer a run over the whole key space, with the top
