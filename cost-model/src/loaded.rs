@@ -130,7 +130,7 @@ pub fn loaded_trees(
     }))
 }
 
-/// Flushes beyond which a load and the writes after it are not simulated for [`covered_under_writes`].
+/// Flushes beyond which a load and the writes after it are not simulated for [`under_writes`].
 pub const MAX_WRITE_FLUSHES: f64 = 4096.0;
 
 /// Share of the flushes by which the simulation may miss where the engine's levels are in their fill cycles
@@ -142,8 +142,21 @@ const WRITE_PHASE_SLACK: f64 = 0.05;
 pub struct WriteKeys {
     /// The writes that reach `n` distinct keys (a flush holds one buffer's distinct keys).
     pub to_fill: Box<dyn Fn(f64) -> Option<f64>>,
-    /// The distinct keys `w` writes reach (hot keys again and again under a skewed distribution).
+    /// The distinct keys of the data set `w` writes reach (hot keys again and again under a skewed
+    /// distribution); inserts of new keys are not among them.
     pub reached: Box<dyn Fn(f64) -> f64>,
+    /// The share of the writes that insert a new key (each one distinct, as the load's).
+    pub inserted: f64,
+}
+
+/// What the load and the writes after it make of the tree, as the planner runs it ([`under_writes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnderWrites {
+    /// The share of the key line each level's files cover (level 1 first), on average.
+    pub covered: Vec<f64>,
+    /// Entries a write costs in flushes and merges, read and written (the flush's run written, each merge's
+    /// inputs read and its output written; a file moved down as it is costs nothing), on average.
+    pub moved_per_write: f64,
 }
 
 /// The share of the key line each level's files cover (level 1 first), on average over the flushes of the
@@ -154,13 +167,13 @@ pub struct WriteKeys {
 /// that reached them). Merges keep one version of each key ([`Versions`]), so the tree holds the data set
 /// and the versions its upper levels keep, not every write. None when the load and the writes take more than
 /// [`MAX_WRITE_FLUSHES`] flushes, or a flush's writes are not known.
-pub fn covered_under_writes(
+pub fn under_writes(
     design: &Design,
     entries: f64,
     sizes: Sizes,
     writes: (f64, f64),
     keys: WriteKeys,
-) -> Option<Rc<Vec<f64>>> {
+) -> Option<Rc<UnderWrites>> {
     let load = Load::of(design, entries, sizes)?;
     let per_flush = entries_per_flush(design, sizes);
     let load_flushes = (entries.round() / per_flush).floor();
@@ -185,6 +198,7 @@ pub fn covered_under_writes(
         MemoKey::of(design, &load, 2),
         flush_writes.to_bits(),
         n.to_bits(),
+        keys.inserted.to_bits(),
         first as u64,
         last as u64,
     );
@@ -192,14 +206,22 @@ pub fn covered_under_writes(
         return Some(hit);
     }
     let reached = keys.reached;
-    let covered = Rc::new(simulate_writes(
+    let flush = Mix {
+        loaded: keys.inserted.clamp(0.0, 1.0) * flush_writes / n,
+        written: flush_writes / n,
+    };
+    let (covered, moved) = simulate_writes(
         design,
         &load,
         load_flushes as usize,
-        (flush_writes / n, Box::new(move |w| reached(w * n) / n)),
+        (flush, Box::new(move |w| reached(w * n) / n)),
         first as usize,
         last as usize,
-    ));
+    );
+    let covered = Rc::new(UnderWrites {
+        covered,
+        moved_per_write: moved / load.sizes.disk_entry / flush_writes,
+    });
     COVERED.with(|m| {
         let mut m = m.borrow_mut();
         if m.len() >= MEMO_SIZE {
@@ -342,10 +364,10 @@ fn simulate_writes(
     design: &Design,
     load: &Load,
     load_flushes: usize,
-    (per_flush, reached): (f64, Box<dyn Fn(f64) -> f64>),
+    (flushed, reached): (Mix, Box<dyn Fn(f64) -> f64>),
     first: usize,
     last: usize,
-) -> Vec<f64> {
+) -> (Vec<f64>, f64) {
     let cut = cut_of(design, load).files;
     let mut levels: Vec<LevelView> = Vec::new();
     let mut ids = Ids::default();
@@ -365,19 +387,16 @@ fn simulate_writes(
         mixes: Default::default(),
         full: load_flushes.max(1) as f64 * load.flush_run as f64 / space,
         reached,
+        io: (0, 0),
     };
     let mut sums: Vec<f64> = Vec::new();
+    let mut moved = 0.0;
     for done in 1..=last {
         flush(&mut levels, &mut ids);
         for f in &levels[0][0].files {
-            versions.mixes.insert(
-                f.id,
-                Mix {
-                    loaded: 0.0,
-                    written: per_flush,
-                },
-            );
+            versions.mixes.insert(f.id, flushed);
         }
+        let before = versions.io;
         settle(
             design,
             load,
@@ -387,6 +406,7 @@ fn simulate_writes(
             Some(&mut versions),
         );
         if done > first {
+            moved += (load.flush_run + versions.io.0 - before.0 + versions.io.1 - before.1) as f64;
             if sums.len() < levels.len() {
                 sums.resize(levels.len(), 0.0);
             }
@@ -405,7 +425,7 @@ fn simulate_writes(
         }
     }
     let n = (last - first).max(1) as f64;
-    sums.iter().map(|s| s / n).collect()
+    (sums.iter().map(|s| s / n).collect(), moved / n)
 }
 
 /// The share of the key line a run's files cover.
@@ -524,8 +544,8 @@ impl MemoKey {
     }
 }
 
-/// What [`covered_under_writes`] depends on: the load's, the writes' flush and reach, the flushes averaged.
-type CoveredKey = (MemoKey, u64, u64, u64, u64);
+/// What [`under_writes`] depends on: the load's, the writes' flush and reach, the flushes averaged.
+type CoveredKey = (MemoKey, u64, u64, u64, u64, u64);
 
 /// Loaded trees a thread keeps (all are dropped when it fills up).
 const MEMO_SIZE: usize = 1 << 12;
@@ -534,8 +554,8 @@ thread_local! {
     /// [`loaded_runs`]' results on this thread: a search prices many designs that share a shape and differ in
     /// the memory they give filters or an entry cache.
     static LOADED: RefCell<FxHashMap<MemoKey, Rc<Vec<Vec<LoadedRun>>>>> = RefCell::new(FxHashMap::default());
-    /// [`covered_under_writes`]' results on this thread (the validation prices a cell's slices one by one).
-    static COVERED: RefCell<FxHashMap<CoveredKey, Rc<Vec<f64>>>> = RefCell::new(FxHashMap::default());
+    /// [`under_writes`]' results on this thread (the validation prices a cell's slices one by one).
+    static COVERED: RefCell<FxHashMap<CoveredKey, Rc<UnderWrites>>> = RefCell::new(FxHashMap::default());
 }
 
 #[cfg(test)]

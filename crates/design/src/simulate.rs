@@ -112,6 +112,8 @@ pub struct Versions {
     /// The share of the keys that `w` writes per key reach at least once (the workload's distribution decides
     /// how much they overlap).
     pub reached: Box<dyn Fn(f64) -> f64>,
+    /// Bytes the merges have read and written (a file moved down as it is costs nothing).
+    pub io: (u64, u64),
 }
 
 impl Versions {
@@ -196,6 +198,10 @@ fn merged_run(
     };
     let full = cut.data_bytes.max(1);
     let files = total.div_ceil(full).max(1);
+    if let Some(v) = versions.as_deref_mut() {
+        v.io.0 += inputs.iter().map(|f| f.bytes).sum::<u64>();
+        v.io.1 += total + files * cut.overhead;
+    }
     let run_id = ids.next();
     let mut out = Vec::with_capacity(files as usize);
     // walk the pieces, cutting a file every `full` bytes (the last takes the rest); `made` sums the make-up
@@ -367,6 +373,18 @@ fn apply_with(
                 });
             }
             out[l].retain(|r| !r.files.is_empty());
+            // (a file that overlaps nothing below moves down as it is, keeping its id, as the engine moves it:
+            // only its metadata changes)
+            let merged = |moved: &[FileView], ids: &mut Ids, versions: Option<&mut Versions>| {
+                if moved.len() == 1 {
+                    Some(RunView {
+                        id: ids.next(),
+                        files: moved.to_vec(),
+                    })
+                } else {
+                    merged_run(ids, moved, cut, versions)
+                }
+            };
             match into.and_then(|id| out[t].iter_mut().find(|r| r.id == id)) {
                 Some(target) => {
                     target.files.retain(|f| {
@@ -376,13 +394,13 @@ fn apply_with(
                         }
                         !m
                     });
-                    if let Some(r) = merged_run(ids, &moved, cut, versions.as_deref_mut()) {
+                    if let Some(r) = merged(&moved, ids, versions.as_deref_mut()) {
                         target.files.extend(r.files);
                         target.files.sort_by(|a, b| a.min_key.cmp(&b.min_key));
                     }
                 }
                 None => {
-                    if let Some(r) = merged_run(ids, &moved, cut, versions) {
+                    if let Some(r) = merged(&moved, ids, versions) {
                         out[t].insert(0, r);
                     }
                 }
@@ -468,6 +486,7 @@ mod tests {
             mixes: Default::default(),
             full: 1.0,
             reached: Box::new(|w: f64| -(-w).exp_m1()),
+            io: (0, 0),
         };
         let file = |ids: &mut Ids, bytes: u64, lo: u64, hi: u64| FileView {
             id: ids.next(),
