@@ -3883,7 +3883,7 @@ mod tests {
         // few, were read by 37-91% of the lookups that reached them (44%, 37%, 39%, 50%, 62%, 91%) and a
         // lookup read 2.26 blocks. Taken to hold only their own keys' ranges they were priced at 0.88; the
         // planner's simulation under the updates (each merge keeping one version of a key) gives them 50-81%
-        // and the lookups 2.66.
+        // and the lookups 2.52 (as `cosine validate --rescore` prices its slices).
         let (mut w, _) = validated_lsh();
         w.writes = KeyDistribution::Zipfian {
             theta: 0.99,

@@ -119,7 +119,7 @@ pub struct ReferenceQuirks {
     /// writes since, each merge keeping one version of a key ([`crate::loaded::covered_under_writes`], when
     /// the data set is at most 256 of the engine's files and the flushes 4,096; found on seed 17's held-out
     /// #16, a T = 2 design whose upper levels were read by 37-91% of the lookups that reached them: 0.88 blocks
-    /// a lookup priced, 2.26 measured, 2.66 fixed).
+    /// a lookup priced, 2.26 measured, 2.52 fixed).
     pub nominal_loaded_tree: bool,
     /// Table 2's last hot level L − Y holds Z runs even when cold levels lie below it. Fixed: as our engine's
     /// planner runs it (`Policy::run_limit`), a level holds K runs unless it is the deepest or lies below the
