@@ -2542,7 +2542,14 @@ impl DistributionAware {
         // flushes, each merge keeping one version of a key) when they are few enough flushes at the engine's
         // own file granularity: the share of the key space a level that does not span it covers (else only the
         // keys it holds)
-        let under_writes = if l > 0 && writes(workload) && !q.nominal_loaded_tree {
+        // (only where its result is used: a design that compacts partially or hybrid, or has a level that
+        // does not span the key space)
+        let partial = matches!(design.compaction, Compaction::Partial | Compaction::Hybrid);
+        let under_writes = if l > 0
+            && writes(workload)
+            && !q.nominal_loaded_tree
+            && (partial || !spans[1..].iter().all(|&s| s))
+        {
             let sizes = crate::loaded::Sizes::of(
                 workload.key_bytes as usize,
                 workload.value_bytes as usize,

@@ -175,8 +175,17 @@ pub fn under_writes(
     keys: WriteKeys,
 ) -> Option<Rc<UnderWrites>> {
     let load = Load::of(design, entries, sizes)?;
+    // (the cheap gates first: the engine's own files, and not more flushes than the load's and the writes'
+    // at one write a flush's entry at least)
+    if !cut_of(design, &load).engine_files {
+        return None;
+    }
     let per_flush = entries_per_flush(design, sizes);
-    let load_flushes = (entries.round() / per_flush).floor();
+    // the load's full buffers, then what its last buffer held (the settle flushes it)
+    let load_flushes = (entries.round() / per_flush).ceil();
+    if load_flushes + writes.1.max(0.0) / per_flush > MAX_WRITE_FLUSHES {
+        return None;
+    }
     let flush_writes = (keys.to_fill)(per_flush)?.max(per_flush);
     let ok = |x: f64| x >= 0.0 && x.is_finite();
     if !(ok(flush_writes) && ok(writes.0) && ok(writes.1)) {
@@ -190,7 +199,7 @@ pub fn under_writes(
     // (only at the engine's own file granularity: a data set of more than MAX_FILES files is simulated in
     // coarser files, whose ranges say little of what the engine's cover, and is too many flushes for a
     // search's every design)
-    if load_flushes + last > MAX_WRITE_FLUSHES || !cut_of(design, &load).engine_files {
+    if load_flushes + last > MAX_WRITE_FLUSHES {
         return None;
     }
     let n = entries.max(1.0);
@@ -378,14 +387,24 @@ fn simulate_writes(
         let run = run_over(ids, load.flush_run, 0, u64::MAX, cut);
         levels[0].insert(0, run);
     };
+    // the load: its full buffers, then the rest its last buffer held
+    let mut left = load.total;
     for _ in 0..load_flushes {
-        flush(&mut levels, &mut ids);
+        let bytes = left.min(load.flush_run);
+        if bytes == 0 {
+            break;
+        }
+        left -= bytes;
+        if levels.is_empty() {
+            levels.push(Vec::new());
+        }
+        levels[0].insert(0, run_over(&mut ids, bytes, 0, u64::MAX, cut));
         settle(design, load, cut, &mut levels, &mut ids, None);
     }
     let space = u64::MAX as f64 + 1.0;
     let mut versions = Versions {
         mixes: Default::default(),
-        full: load_flushes.max(1) as f64 * load.flush_run as f64 / space,
+        full: load.total as f64 / space,
         reached,
         io: (0, 0),
     };
