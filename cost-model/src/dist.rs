@@ -2665,7 +2665,7 @@ impl DistributionAware {
         // under the writes moves, where it runs: which files a moved file overlaps, and which of them move down
         // as they are, follow from where the data lies, which the closed form takes from a rule per picking
         let simulated = match (&under_writes, design.compaction) {
-            (Some(u), Compaction::Partial | Compaction::Hybrid) => Some(u.moved_per_write / b),
+            (Some(u), Compaction::Partial) => Some(u.moved_per_write / b),
             _ => None,
         };
         let insert = if q.table2_write_cost {
