@@ -2542,41 +2542,24 @@ impl DistributionAware {
         // flushes, each merge keeping one version of a key) when they are few enough flushes at the engine's
         // own file granularity: the share of the key space a level that does not span it covers (else only the
         // keys it holds)
-        // (only where its result is used: a design that compacts partially or hybrid, or has a level that
-        // does not span the key space)
-        let partial = matches!(design.compaction, Compaction::Partial | Compaction::Hybrid);
+        // (only where its result is used: the writes of a design that compacts partially, the lookups of a
+        // level that does not span the key space)
         let under_writes = if l > 0
             && writes(workload)
             && !q.nominal_loaded_tree
-            && (partial || !spans[1..].iter().all(|&s| s))
+            && (design.compaction == Compaction::Partial || !spans[1..].iter().all(|&s| s))
         {
             let sizes = crate::loaded::Sizes::of(
                 workload.key_bytes as usize,
                 workload.value_bytes as usize,
                 design.block_bytes as usize,
             );
-            let all = parts.clone().into_owned();
-            // (inserts reach new keys, each distinct: the parts of an unbounded universe)
-            let existing: Vec<KeyPart> = all
-                .iter()
-                .filter(|p| p.universe.is_finite())
-                .copied()
-                .collect();
-            let inserted: f64 = all
-                .iter()
-                .filter(|p| !p.universe.is_finite())
-                .map(|p| p.put)
-                .sum();
             crate::loaded::under_writes(
                 design,
                 stored.effective_entries,
                 sizes,
                 (written_before(workload), written(workload)),
-                crate::loaded::WriteKeys {
-                    to_fill: Box::new(move |n| writes_to_fill(&all, n)),
-                    reached: Box::new(move |w| distinct_after(&existing, w)),
-                    inserted,
-                },
+                &parts,
             )
         } else {
             None
@@ -3892,14 +3875,7 @@ mod tests {
         // planner's simulation under the updates (each merge keeping one version of a key) gives them 50-81%
         // and the lookups 2.52 (as `cosine validate --rescore` prices its slices).
         let (mut w, _) = validated_lsh();
-        w.writes = KeyDistribution::Zipfian {
-            theta: 0.99,
-            universe: Some(30_000),
-            items: Some(10_000_000_000),
-        };
-        w.reads = w.writes.clone();
-        w.operations = 5_000;
-        w.operations_before = 2 * 133_824;
+        (w.operations_before, w.operations) = (2 * 133_824, 5_000);
         let mut d = Design::wiredtiger_like(713_031, 335_545);
         d.class = None;
         (d.size_ratio, d.hot_runs, d.cold_runs) = (2, 1, 1);

@@ -15,6 +15,7 @@
 //! 3.75 blocks a lookup measured 1.80 and 9.96; the nominal tree (each level its capacity's share of the
 //! keys, in K or Z runs) had the wrong runs in the wrong levels.
 
+use crate::keys::{distinct_after, writes_to_fill, KeyPart};
 use cosine_design::planner::{plan, residency, LevelView, Plan, Policy, RunView};
 use cosine_design::simulate::{apply, apply_keeping_versions, run_over, Files, Ids, Mix, Versions};
 use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
@@ -138,17 +139,6 @@ pub const MAX_WRITE_FLUSHES: f64 = 4096.0;
 /// flushes averaged over widen by it either side.
 const WRITE_PHASE_SLACK: f64 = 0.05;
 
-/// How the writes after a load reach keys (the workload's write distribution over the data set's keys).
-pub struct WriteKeys {
-    /// The writes that reach `n` distinct keys (a flush holds one buffer's distinct keys).
-    pub to_fill: Box<dyn Fn(f64) -> Option<f64>>,
-    /// The distinct keys of the data set `w` writes reach (hot keys again and again under a skewed
-    /// distribution); inserts of new keys are not among them.
-    pub reached: Box<dyn Fn(f64) -> f64>,
-    /// The share of the writes that insert a new key (each one distinct, as the load's).
-    pub inserted: f64,
-}
-
 /// What the load and the writes after it make of the tree, as the planner runs it ([`under_writes`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnderWrites {
@@ -172,7 +162,7 @@ pub fn under_writes(
     entries: f64,
     sizes: Sizes,
     writes: (f64, f64),
-    keys: WriteKeys,
+    parts: &[KeyPart],
 ) -> Option<Rc<UnderWrites>> {
     let load = Load::of(design, entries, sizes)?;
     // (the cheap gates first: the engine's own files, and not more flushes than the load's and the writes'
@@ -186,7 +176,19 @@ pub fn under_writes(
     if load_flushes + writes.1.max(0.0) / per_flush > MAX_WRITE_FLUSHES {
         return None;
     }
-    let flush_writes = (keys.to_fill)(per_flush)?.max(per_flush);
+    // (inserts reach new keys, each distinct: the parts of an unbounded universe; updates reach the data
+    // set's keys as their distribution does, hot keys again and again)
+    let existing: Vec<KeyPart> = parts
+        .iter()
+        .filter(|p| p.universe.is_finite())
+        .copied()
+        .collect();
+    let inserted: f64 = parts
+        .iter()
+        .filter(|p| !p.universe.is_finite())
+        .map(|p| p.put)
+        .sum();
+    let flush_writes = writes_to_fill(parts, per_flush)?.max(per_flush);
     let ok = |x: f64| x >= 0.0 && x.is_finite();
     if !(ok(flush_writes) && ok(writes.0) && ok(writes.1)) {
         return None;
@@ -206,24 +208,27 @@ pub fn under_writes(
     let key = (
         MemoKey::of(design, &load, 2),
         flush_writes.to_bits(),
+        distinct_after(&existing, flush_writes).to_bits(),
         n.to_bits(),
-        keys.inserted.to_bits(),
+        inserted.to_bits(),
         first as u64,
         last as u64,
     );
     if let Some(hit) = COVERED.with(|m| m.borrow().get(&key).cloned()) {
         return Some(hit);
     }
-    let reached = keys.reached;
     let flush = Mix {
-        loaded: keys.inserted.clamp(0.0, 1.0) * flush_writes / n,
+        loaded: inserted.clamp(0.0, 1.0) * flush_writes / n,
         written: flush_writes / n,
     };
     let (covered, moved) = simulate_writes(
         design,
         &load,
         load_flushes as usize,
-        (flush, Box::new(move |w| reached(w * n) / n)),
+        (
+            flush,
+            Box::new(move |w| distinct_after(&existing, w * n) / n),
+        ),
         first as usize,
         last as usize,
     );
@@ -380,12 +385,11 @@ fn simulate_writes(
     let cut = cut_of(design, load).files;
     let mut levels: Vec<LevelView> = Vec::new();
     let mut ids = Ids::default();
-    let flush = |levels: &mut Vec<LevelView>, ids: &mut Ids| {
+    let flush = |levels: &mut Vec<LevelView>, ids: &mut Ids, bytes: u64| {
         if levels.is_empty() {
             levels.push(Vec::new());
         }
-        let run = run_over(ids, load.flush_run, 0, u64::MAX, cut);
-        levels[0].insert(0, run);
+        levels[0].insert(0, run_over(ids, bytes, 0, u64::MAX, cut));
     };
     // the load: its full buffers, then the rest its last buffer held
     let mut left = load.total;
@@ -395,10 +399,7 @@ fn simulate_writes(
             break;
         }
         left -= bytes;
-        if levels.is_empty() {
-            levels.push(Vec::new());
-        }
-        levels[0].insert(0, run_over(&mut ids, bytes, 0, u64::MAX, cut));
+        flush(&mut levels, &mut ids, bytes);
         settle(design, load, cut, &mut levels, &mut ids, None);
     }
     let space = u64::MAX as f64 + 1.0;
@@ -411,7 +412,7 @@ fn simulate_writes(
     let mut sums: Vec<f64> = Vec::new();
     let mut moved = 0.0;
     for done in 1..=last {
-        flush(&mut levels, &mut ids);
+        flush(&mut levels, &mut ids, load.flush_run);
         for f in &levels[0][0].files {
             versions.mixes.insert(f.id, flushed);
         }
@@ -563,8 +564,9 @@ impl MemoKey {
     }
 }
 
-/// What [`under_writes`] depends on: the load's, the writes' flush and reach, the flushes averaged.
-type CoveredKey = (MemoKey, u64, u64, u64, u64, u64);
+/// What [`under_writes`] depends on: the load's, the writes' flush and the keys it reaches, the data set, the
+/// inserts' share, the flushes averaged.
+type CoveredKey = (MemoKey, u64, u64, u64, u64, u64, u64);
 
 /// Loaded trees a thread keeps (all are dropped when it fills up).
 const MEMO_SIZE: usize = 1 << 12;
