@@ -193,6 +193,7 @@ fn cost_classes_follow_algorithm_3() {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     fails_with(&["validate", "--loads", "0"], "--loads");
+    fails_with(&["validate", "--read-only-loads", "0"], "--read-only-loads");
     fails_with(&["tune", "--workload", "ycsb-z"], "unknown workload");
     fails_with(&["tune", "--workload", "endure-w1", "--rho", "-1"], "rho");
     fails_with(&["tune", "--workload", "1.5,-0.5,0,0"], "outside [0, 1]");
@@ -641,10 +642,13 @@ fn tiny_bench_validate_and_calibrate() {
         "--memory",
         "1048576",
         "--loads",
+        "2",
+        "--read-only-loads",
         "3",
         "--json",
     ]));
-    assert_eq!(v["loads"], 3);
+    assert_eq!(v["loads"], 2);
+    assert_eq!(v["read_only_loads"], 3);
     let row = &v["rows"][0];
     assert_eq!(row["loads"], 3, "{row}");
     let (lo, hi, m) = (
