@@ -57,13 +57,14 @@ pub struct ValidateArgs {
     /// records and reports their mean: the window of load ends the model averages over.
     #[arg(long, default_value_t = 1)]
     loads: usize,
-    /// Loads per read-only cell (YCSB-C), in place of `--loads` for those cells: a read-only cell given more
-    /// than one load spreads them evenly over ±5% of its records, the window of load ends the model averages
-    /// over, and reports their mean. Within that window a level spills and a lookup's cost can swing 2-3×, so
-    /// three points estimate the window's mean poorly: held-out seed 19's B-tree-like design #9 (T = 8, K = 6,
-    /// Z = 7, 30,000 records, priced 9.96 blocks a lookup) measured 8.63 over 3 loads, 9.78 over 11 and 9.78
-    /// over 21, its loads ranging 5.1-13.3. Costly for designs with small buffers (a search pick with a 5 KiB
-    /// buffer takes about a minute a load here), so it is not the default.
+    /// Loads per read-only cell (YCSB-C), in place of `--loads` for those cells: a read-only cell given N > 1
+    /// loads spreads exactly N evenly over ±5% of its records (the window of load ends the model averages
+    /// over) and reports their mean. Where a level spills within that window a lookup's cost can swing 2-3×,
+    /// and three points estimate the window's mean poorly: held-out seed 19's B-tree-like design #9 (T = 8,
+    /// K = 6, Z = 7, 30,000 records, priced 9.96 blocks a lookup) measured 8.63 over 3 loads and 9.78 over 11
+    /// (range 5.10-12.43) and over 21 (5.10-13.33); one load at exactly 30,000 records read 5.10. Costly for
+    /// designs with small buffers (a search pick with a 5 KiB buffer takes about a minute a load here), so it
+    /// is not the default.
     #[arg(long)]
     read_only_loads: Option<usize>,
     /// The log's sync mode the engine runs with.
@@ -146,6 +147,9 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
             *field = report[value].as_u64().unwrap_or(*field);
         }
         a.loads = report["loads"].as_u64().map_or(1, |n| n.max(1) as usize);
+        a.read_only_loads = report["read_only_loads"]
+            .as_u64()
+            .map(|n| n.max(1) as usize);
         // (a report without one ran unsynced)
         a.sync = report["sync"]
             .as_str()
@@ -327,10 +331,14 @@ fn print_table(a: &ValidateArgs, rows: &[Value]) {
             SyncMode::Never => String::new(),
             s => format!(", log synced: {}", s.name()),
         },
-        if a.loads > 1 {
-            format!(", the median of {} loads a cell", a.loads)
-        } else {
-            String::new()
+        match (a.loads, a.read_only_loads.unwrap_or(a.loads)) {
+            (1, 1) => String::new(),
+            (n, r) if n == r => format!(
+                ", the median of {n} loads a cell (a read-only cell: the mean of {r} spread over ±5% of its records)"
+            ),
+            (n, r) => format!(
+                ", {n} load(s) a cell, their median (a read-only cell: {r} load(s), the mean when spread over ±5% of its records)"
+            ),
         },
         if let Some(files) = &a.design {
             format!(", {} records, the designs of {files}", a.records)

@@ -634,7 +634,7 @@ fn tiny_bench_validate_and_calibrate() {
         "--classes",
         "btree",
         "--workloads",
-        "ycsb-c",
+        "ycsb-a,ycsb-c",
         "--records",
         "2000",
         "--ops",
@@ -649,8 +649,15 @@ fn tiny_bench_validate_and_calibrate() {
     ]));
     assert_eq!(v["loads"], 2);
     assert_eq!(v["read_only_loads"], 3);
-    let row = &v["rows"][0];
+    let rows = v["rows"].as_array().unwrap();
+    // the cell with writes keeps --loads, unspread
+    let a = rows.iter().find(|r| r["workload"] == "ycsb-a").unwrap();
+    assert_eq!(a["loads"], 2, "{a}");
+    assert!(a.get("loads_spread").is_none(), "{a}");
+    // the read-only cell takes --read-only-loads, spread over the window
+    let row = rows.iter().find(|r| r["workload"] == "ycsb-c").unwrap();
     assert_eq!(row["loads"], 3, "{row}");
+    assert!(row.get("loads_spread").is_some(), "{row}");
     let (lo, hi, m) = (
         row["measured_range"][0].as_f64().unwrap(),
         row["measured_range"][1].as_f64().unwrap(),
