@@ -53,8 +53,9 @@ pub struct ValidateArgs {
     /// Loads per cell: each cell loads a fresh engine this many times and reports the median of what they
     /// measured (under `--pace free` one load can leave a different tree from the next: the engine's merges
     /// run beside the writer; paced loads repeat their figures but for the entry cache's and the page
-    /// residency's). A read-only cell given more than one load spreads at least 11 loads over ±5% of its
-    /// records and reports their mean: the window of load ends the model averages over.
+    /// residency's). A read-only cell given more than one load spreads them over ±5% of its records and
+    /// reports their mean: the window of load ends the model averages over (`--read-only-loads` sets their
+    /// count apart).
     #[arg(long, default_value_t = 1)]
     loads: usize,
     /// Loads per read-only cell (YCSB-C), in place of `--loads` for those cells: a read-only cell given N > 1
@@ -237,10 +238,8 @@ pub fn validate(mut a: ValidateArgs) -> Result<()> {
                 c.workload.name
             );
         }
-        let w = &c.workload;
-        let read_only = w.update + w.insert + w.read_modify_write == 0.0;
         let loads = match a.read_only_loads {
-            Some(n) if read_only => n,
+            Some(n) if c.workload.read_only() => n,
             _ => a.loads,
         };
         rows.push(run_case_loads(c, i, loads, a.sync.into(), a.pace.into())?);

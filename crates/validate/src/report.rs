@@ -102,7 +102,7 @@ pub fn run_case_loads(
     // its loads are spread over that window, evenly, and the row holds their mean. Other cells' loads are
     // alike, and the row holds their median (their tree is the warm-up's).
     let w = &c.workload;
-    let spread = loads > 1 && w.update + w.insert + w.read_modify_write == 0.0;
+    let spread = loads > 1 && w.read_only();
     let mut runs = Vec::with_capacity(loads);
     for j in 0..loads {
         let tag = if loads == 1 {

@@ -126,6 +126,11 @@ impl CoreWorkload {
         self.field_count as usize * self.field_length as usize
     }
 
+    /// Whether the run never writes: no updates, inserts or read-modify-writes (YCSB-C).
+    pub fn read_only(&self) -> bool {
+        self.update + self.insert + self.read_modify_write == 0.0
+    }
+
     /// Applies YCSB properties (`key=value` pairs) on top of this workload.
     pub fn apply(&mut self, props: &BTreeMap<String, String>) -> Result<(), PropertyError> {
         let num = |k: &str, v: &str| -> Result<f64, PropertyError> {
