@@ -1107,6 +1107,24 @@ fn loaded_lookup(
     cost
 }
 
+/// Level by level above the last, the runs the planner's simulation had there while the workload's writes
+/// ran ([`crate::loaded::UnderWrites::runs`]) in place of a fill cycle's mean, when the simulation's tree is
+/// as deep as the model's: a level whose cycle outlasts the operations is met at one phase of it. A hot level
+/// keeps every run's fences in memory; a cold one keeps what it had.
+fn phase_runs(tree: &mut Tree, runs: &[f64]) {
+    let l = tree.l as usize;
+    if runs.len() != l {
+        return;
+    }
+    for i in 1..l {
+        let hot = tree.resident[i] >= tree.runs[i];
+        tree.runs[i] = runs[i - 1];
+        if hot {
+            tree.resident[i] = tree.runs[i];
+        }
+    }
+}
+
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
 /// Returns None when such a key can never exist (q = 0).
 /// `spans[i]`: the share of the key space level i's files cover, so that a lookup passing it probes it when
@@ -1968,6 +1986,10 @@ const PHASE_SAMPLES: usize = 16;
 /// Share of the entries flushed by which the model may miscount them (a flush's entries, the versions an
 /// update keeps): the phase of a cycle is known to within it.
 const PHASE_SLACK: f64 = 0.05;
+/// Cycles of its slowest upper level from which a workload's writes are priced at the cycle's mean of runs
+/// ([`DistributionAware::phased`]): over a whole cycle the phases average to it (4 cycles priced every stored
+/// report the same and cost a search more).
+const PHASE_CYCLES: f64 = 1.0;
 /// Steps of the integral over a run stretch's ages.
 const AGE_STEPS: usize = 32;
 
@@ -2395,6 +2417,46 @@ impl DistributionAware {
         }
     }
 
+    /// Whether the runs a level above the last holds are priced at the phase of its cycle the workload's
+    /// writes meet (the planner's simulation's, [`phase_runs`]) rather than the cycle's mean: the writes are
+    /// fewer flushes than [`PHASE_CYCLES`] of the slowest such level's cycle (taken as T^(L−1) flushes, its
+    /// bound), and no quirk decides the runs.
+    fn phased(&self, workload: &Workload, tree: &Tree) -> bool {
+        if tree.l < 2 || !writes(workload) || self.quirks.shapes_runs() {
+            return false;
+        }
+        let flushes = (written(workload) - written_before(workload)) / tree.eb.max(1.0);
+        flushes < PHASE_CYCLES * tree.t.powi(tree.l as i32 - 1)
+    }
+
+    /// The planner's simulation of the load and the writes since ([`crate::loaded::under_writes`]), for a
+    /// workload that writes, when it is few enough flushes at the engine's own file granularity.
+    fn under_writes(
+        &self,
+        design: &Design,
+        workload: &Workload,
+        tree: &Tree,
+        stored: &DataShape,
+        parts: &[KeyPart],
+    ) -> Option<std::rc::Rc<crate::loaded::UnderWrites>> {
+        if tree.l == 0 || !writes(workload) || self.quirks.nominal_loaded_tree {
+            return None;
+        }
+        let sizes = crate::loaded::Sizes::of(
+            workload.key_bytes as usize,
+            workload.value_bytes as usize,
+            design.block_bytes as usize,
+        );
+        crate::loaded::under_writes(
+            design,
+            stored.effective_entries,
+            sizes,
+            (written_before(workload), written(workload)),
+            parts,
+            workload.mix.insert / write_share(workload),
+        )
+    }
+
     /// The levels the model prices `design` as holding under `workload` (a tree-shaped design; an LSH design,
     /// which the model prices as its log's levels, returns `None`): per level its runs, the entries of a run
     /// a lookup meets, how many runs keep their fences in memory, and the false-positive rate of a resident
@@ -2412,7 +2474,12 @@ impl DistributionAware {
             return Ok(None);
         }
         let parts = keys.parts_cow();
-        let (tree, _, _, _) = self.shaped_tree(design, workload, &shape, &parts);
+        let (mut tree, stored, _, _) = self.shaped_tree(design, workload, &shape, &parts);
+        if self.phased(workload, &tree) {
+            if let Some(u) = self.under_writes(design, workload, &tree, &stored, &parts) {
+                phase_runs(&mut tree, &u.runs);
+            }
+        }
         Ok(Some(
             (1..=tree.l as usize)
                 .map(|i| ModelLevel {
@@ -2435,7 +2502,8 @@ pub struct ModelLevel {
     pub level: u32,
     /// Whether the level is one of the L − Y hot levels.
     pub hot: bool,
-    /// Runs a lookup meets there (the steady state's average).
+    /// Runs a lookup meets there: the steady state's average, or under writes the simulation's where the
+    /// operations run ([`crate::loaded::UnderWrites::runs`]).
     pub runs: f64,
     /// Entries of one of those runs.
     pub entries_per_run: f64,
@@ -2498,7 +2566,7 @@ impl DistributionAware {
             return Ok(self.evaluate_lsh(design, workload, &shape, keys));
         }
         let parts = keys.parts_cow();
-        let (tree, stored, filter_bytes, fence_bytes) =
+        let (mut tree, stored, filter_bytes, fence_bytes) =
             self.shaped_tree(design, workload, &shape, &parts);
         let class = match DesignClass::classify(
             filter_bytes.round() as u64,
@@ -2543,27 +2611,19 @@ impl DistributionAware {
         // own file granularity: the share of the key space a level that does not span it covers (else only the
         // keys it holds)
         // (only where its result is used: the writes of a design that compacts partially, the lookups of a
-        // level that does not span the key space)
-        let under_writes = if l > 0
-            && writes(workload)
-            && !q.nominal_loaded_tree
-            && (design.compaction == Compaction::Partial || !spans[1..].iter().all(|&s| s))
-        {
-            let sizes = crate::loaded::Sizes::of(
-                workload.key_bytes as usize,
-                workload.value_bytes as usize,
-                design.block_bytes as usize,
-            );
-            crate::loaded::under_writes(
-                design,
-                stored.effective_entries,
-                sizes,
-                (written_before(workload), written(workload)),
-                &parts,
-            )
-        } else {
-            None
-        };
+        // level that does not span the key space), and the runs each level above the last holds while the
+        // workload's writes run, when they are too few to average over its levels' cycles
+        let phased = self.phased(workload, &tree);
+        let under_writes =
+            if design.compaction == Compaction::Partial || !spans[1..].iter().all(|&s| s) || phased
+            {
+                self.under_writes(design, workload, &tree, &stored, &parts)
+            } else {
+                None
+            };
+        if let (Some(u), true) = (under_writes.as_deref(), phased) {
+            phase_runs(&mut tree, &u.runs);
+        }
         let spans: Vec<f64> = spans
             .iter()
             .enumerate()
@@ -3558,7 +3618,8 @@ mod tests {
         // (0.88 blocks measured, 0.83 priced; 1.29 priced as a half-full level 1 above the versions below).
         let (w, d) = validated_hybrid(20_000, 200_000, 32, 1_815_347, 61_805, 220_000);
         let fixed = explain_with(ReferenceQuirks::NONE, &d, &w);
-        assert_eq!(fixed[0].runs, 1.0);
+        // (one run but for the rare flush after which the planner's simulation finds it pushed down)
+        assert!((fixed[0].runs - 1.0).abs() < 0.02, "{fixed:?}");
         assert!(fixed[0].entries_per_run > 19_000.0, "{fixed:?}");
         let filling = ReferenceQuirks {
             levels_always_fill: true,
@@ -3635,7 +3696,7 @@ mod tests {
         let fixed = explain_with(ReferenceQuirks::NONE, &d, &w);
         assert_eq!(fixed.len(), 2);
         assert!(fixed[0].hot && !fixed[1].hot, "{fixed:?}");
-        assert_eq!(fixed[0].runs, 1.0);
+        assert!((fixed[0].runs - 1.0).abs() < 0.02, "{fixed:?}");
         let table2 = explain_with(
             ReferenceQuirks {
                 last_hot_level_holds_z: true,

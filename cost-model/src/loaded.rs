@@ -15,11 +15,12 @@
 //! 3.75 blocks a lookup measured 1.80 and 9.96; the nominal tree (each level its capacity's share of the
 //! keys, in K or Z runs) had the wrong runs in the wrong levels.
 
-use crate::keys::{distinct_after, writes_to_fill, KeyPart};
+use crate::keys::{distinct_after, writes_to_fill, AlphaForm, KeyPart};
 use cosine_design::planner::{plan, residency, LevelView, Plan, Policy, RunView};
 use cosine_design::simulate::{apply, apply_keeping_versions, run_over, Files, Ids, Mix, Versions};
 use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -139,6 +140,10 @@ pub const MAX_WRITE_FLUSHES: f64 = 4096.0;
 /// flushes averaged over widen by it either side.
 const WRITE_PHASE_SLACK: f64 = 0.05;
 
+/// Share of the flushes by which the window over which [`UnderWrites::runs`] averages widens either side of
+/// the workload's own writes.
+pub const RUN_PHASE_SLACK: f64 = 0.01;
+
 /// What the load and the writes after it make of the tree, as the planner runs it ([`under_writes`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnderWrites {
@@ -147,6 +152,15 @@ pub struct UnderWrites {
     /// Entries a write costs in flushes and merges, read and written (the flush's run written, each merge's
     /// inputs read and its output written; a file moved down as it is costs nothing), on average.
     pub moved_per_write: f64,
+    /// The runs each level holds (level 1 first), on average over the flushes of the workload's own writes
+    /// (widened by [`RUN_PHASE_SLACK`] only): where its levels are in their fill cycles when the operations
+    /// run. A level's cycle can be longer than the operations, and then its phase, not its cycle's mean,
+    /// is what a lookup meets (seed 1 #9, T = 8, K = 6, Z = 7 after 300,000 updates: levels 2 and 3 held
+    /// 5 runs each at the run's end, as the simulation had them, where a cycle's mean is 2.5).
+    pub runs: Vec<f64>,
+    /// The entries each level holds (level 1 first, versions of a key in several runs counted in each), on
+    /// average over the same flushes as [`UnderWrites::runs`].
+    pub entries: Vec<f64>,
 }
 
 /// The share of the key line each level's files cover (level 1 first), on average over the flushes of the
@@ -163,31 +177,37 @@ pub fn under_writes(
     sizes: Sizes,
     writes: (f64, f64),
     parts: &[KeyPart],
+    inserts: f64,
 ) -> Option<Rc<UnderWrites>> {
+    // (inserts reach new keys, each distinct: the parts of an unbounded universe; updates reach the data
+    // set's keys as their distribution does, hot keys again and again)
+    let parts = &*inserting(parts, inserts);
+    let inserted: f64 = parts
+        .iter()
+        .filter(|p| !p.universe.is_finite())
+        .map(|p| p.put)
+        .sum();
+    let per_flush = entries_per_flush(design, sizes);
+    // the store holds `entries` when the writes end, the keys its inserts added among them: the load put
+    // the rest (a YCSB-D store of 30,000 records and 30,000 inserts since holds 60,000 keys; loading 60,000
+    // and inserting 30,000 more on top priced a tree of 90,000)
+    let entries = (entries - inserted.clamp(0.0, 1.0) * writes.1.max(0.0)).max(per_flush);
     let load = Load::of(design, entries, sizes)?;
     // (the cheap gates first: the engine's own files, and not more flushes than the load's and the writes'
     // at one write a flush's entry at least)
     if !cut_of(design, &load).engine_files {
         return None;
     }
-    let per_flush = entries_per_flush(design, sizes);
     // the load's full buffers, then what its last buffer held (the settle flushes it)
     let load_flushes = (entries.round() / per_flush).ceil();
     if load_flushes + writes.1.max(0.0) / per_flush > MAX_WRITE_FLUSHES {
         return None;
     }
-    // (inserts reach new keys, each distinct: the parts of an unbounded universe; updates reach the data
-    // set's keys as their distribution does, hot keys again and again)
     let existing: Vec<KeyPart> = parts
         .iter()
         .filter(|p| p.universe.is_finite())
         .copied()
         .collect();
-    let inserted: f64 = parts
-        .iter()
-        .filter(|p| !p.universe.is_finite())
-        .map(|p| p.put)
-        .sum();
     let flush_writes = writes_to_fill(parts, per_flush)?.max(per_flush);
     let ok = |x: f64| x >= 0.0 && x.is_finite();
     if !(ok(flush_writes) && ok(writes.0) && ok(writes.1)) {
@@ -198,6 +218,13 @@ pub fn under_writes(
     let slack = WRITE_PHASE_SLACK * (load_flushes + writes.1 / flush_writes);
     let first = (writes.0 / flush_writes - slack).floor().max(0.0);
     let last = (writes.1 / flush_writes + slack).ceil().max(first + 1.0);
+    // (the runs' window, inside it)
+    let run_slack = RUN_PHASE_SLACK * (load_flushes + writes.1 / flush_writes);
+    let runs_window = (
+        (writes.0 / flush_writes - run_slack).floor().max(first),
+        (writes.1 / flush_writes + run_slack).ceil().min(last),
+    );
+    let runs_window = (runs_window.0, runs_window.1.max(runs_window.0 + 1.0));
     // (only at the engine's own file granularity: a data set of more than MAX_FILES files is simulated in
     // coarser files, whose ranges say little of what the engine's cover, and is too many flushes for a
     // search's every design)
@@ -211,8 +238,8 @@ pub fn under_writes(
         distinct_after(&existing, flush_writes).to_bits(),
         n.to_bits(),
         inserted.to_bits(),
-        first as u64,
-        last as u64,
+        (first as u64, last as u64),
+        (runs_window.0 as u64, runs_window.1 as u64),
     );
     if let Some(hit) = COVERED.with(|m| m.borrow().get(&key).cloned()) {
         return Some(hit);
@@ -221,7 +248,7 @@ pub fn under_writes(
         loaded: inserted.clamp(0.0, 1.0) * flush_writes / n,
         written: flush_writes / n,
     };
-    let (covered, moved) = simulate_writes(
+    let simulated = simulate_writes(
         design,
         &load,
         load_flushes as usize,
@@ -229,12 +256,14 @@ pub fn under_writes(
             flush,
             Box::new(move |w| distinct_after(&existing, w * n) / n),
         ),
-        first as usize,
-        last as usize,
+        (first as usize, last as usize),
+        (runs_window.0 as usize, runs_window.1 as usize),
     );
     let covered = Rc::new(UnderWrites {
-        covered,
-        moved_per_write: moved / load.sizes.disk_entry / flush_writes,
+        covered: simulated.covered,
+        moved_per_write: simulated.moved / load.sizes.disk_entry / flush_writes,
+        runs: simulated.runs,
+        entries: simulated.entries,
     });
     COVERED.with(|m| {
         let mut m = m.borrow_mut();
@@ -244,6 +273,48 @@ pub fn under_writes(
         m.insert(key, covered.clone());
     });
     Some(covered)
+}
+
+/// `parts` with the share `inserts` of the writes in a part of new keys: a key space that spreads every write
+/// over the data set's keys (YCSB-D's: its reads and writes by how recent a key is) has its updates scaled to
+/// the rest. Its inserts would otherwise rewrite keys the load holds, and a tiered last level keep their
+/// versions: seed 19 #4, YCSB-D on T = 12, K = 6, Z = 3, held 75,580 entries at its last level where the engine
+/// held its 60,191 keys.
+fn inserting(parts: &[KeyPart], inserts: f64) -> Cow<'_, [KeyPart]> {
+    let inserts = if inserts.is_finite() {
+        inserts.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let put = |new: bool| {
+        parts
+            .iter()
+            .filter(|p| p.universe.is_infinite() == new)
+            .map(|p| p.put)
+            .sum::<f64>()
+    };
+    let (new_put, old_put) = (put(true), put(false));
+    if inserts <= new_put + 1e-9 || old_put <= 0.0 {
+        return Cow::Borrowed(parts);
+    }
+    let scale = (1.0 - inserts) / old_put;
+    let new_get: f64 = parts
+        .iter()
+        .filter(|p| p.universe.is_infinite())
+        .map(|p| p.get)
+        .sum();
+    parts
+        .iter()
+        .filter(|p| p.universe.is_finite())
+        .map(|p| KeyPart::new(p.universe, p.put * scale, p.get, p.alpha))
+        .chain(std::iter::once(KeyPart::new(
+            f64::INFINITY,
+            inserts,
+            new_get,
+            AlphaForm::Linear,
+        )))
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// Entries a flush holds: the buffer is frozen once it holds M_B/2 or more, after the entry that reaches it.
@@ -371,17 +442,30 @@ fn settle(
     }
 }
 
+/// What [`simulate_writes`] averages.
+struct Simulated {
+    /// Each level's covered share of the key line.
+    covered: Vec<f64>,
+    /// Bytes moved a flush.
+    moved: f64,
+    /// Each level's runs.
+    runs: Vec<f64>,
+    /// Each level's entries.
+    entries: Vec<f64>,
+}
+
 /// The load's full buffers flushed and settled one at a time, then `last` flushes of writes, each a run of
 /// one buffer's distinct keys over the whole key line, merged keeping one version of a key; each level's
-/// covered share of the key line after every write flush from `first` on, averaged.
+/// covered share of the key line and the bytes moved after every write flush from `first` on, averaged, and
+/// each level's runs after every flush of `runs_window` (inside `first..=last`).
 fn simulate_writes(
     design: &Design,
     load: &Load,
     load_flushes: usize,
     (flushed, reached): (Mix, Box<dyn Fn(f64) -> f64>),
-    first: usize,
-    last: usize,
-) -> (Vec<f64>, f64) {
+    (first, last): (usize, usize),
+    runs_window: (usize, usize),
+) -> Simulated {
     let cut = cut_of(design, load).files;
     let mut levels: Vec<LevelView> = Vec::new();
     let mut ids = Ids::default();
@@ -410,6 +494,8 @@ fn simulate_writes(
         io: (0, 0),
     };
     let mut sums: Vec<f64> = Vec::new();
+    let mut run_sums: Vec<f64> = Vec::new();
+    let mut entry_sums: Vec<f64> = Vec::new();
     let mut moved = 0.0;
     for done in 1..=last {
         flush(&mut levels, &mut ids, load.flush_run);
@@ -434,6 +520,20 @@ fn simulate_writes(
                 sums[i] += level.iter().map(covered).fold(0.0, f64::max);
             }
         }
+        if done > runs_window.0 && done <= runs_window.1 {
+            if run_sums.len() < levels.len() {
+                run_sums.resize(levels.len(), 0.0);
+                entry_sums.resize(levels.len(), 0.0);
+            }
+            for (i, level) in levels.iter().enumerate() {
+                run_sums[i] += level.len() as f64;
+                entry_sums[i] += level
+                    .iter()
+                    .map(|r| data_bytes(r, cut.overhead) as f64)
+                    .sum::<f64>()
+                    / load.sizes.disk_entry;
+            }
+        }
         // (files merged away are forgotten)
         if done % 64 == 0 {
             let live: std::collections::HashSet<u64> = levels
@@ -445,7 +545,13 @@ fn simulate_writes(
         }
     }
     let n = (last - first).max(1) as f64;
-    (sums.iter().map(|s| s / n).collect(), moved / n)
+    let n_runs = runs_window.1.saturating_sub(runs_window.0).max(1) as f64;
+    Simulated {
+        covered: sums.iter().map(|s| s / n).collect(),
+        moved: moved / n,
+        runs: run_sums.iter().map(|s| s / n_runs).collect(),
+        entries: entry_sums.iter().map(|s| s / n_runs).collect(),
+    }
 }
 
 /// The share of the key line a run's files cover.
@@ -565,8 +671,8 @@ impl MemoKey {
 }
 
 /// What [`under_writes`] depends on: the load's, the writes' flush and the keys it reaches, the data set, the
-/// inserts' share, the flushes averaged.
-type CoveredKey = (MemoKey, u64, u64, u64, u64, u64, u64);
+/// inserts' share, the flushes averaged (all, and the runs').
+type CoveredKey = (MemoKey, u64, u64, u64, u64, (u64, u64), (u64, u64));
 
 /// Loaded trees a thread keeps (all are dropped when it fills up).
 const MEMO_SIZE: usize = 1 << 12;
@@ -707,5 +813,85 @@ mod tests {
         assert!(loaded_runs(&d, (MAX_FLUSHES + 1.0) * flush / 100.0, sizes).is_none());
         assert!(loaded_runs(&d, (MAX_FLUSHES - 1.0) * flush / 100.0, sizes).is_some());
         assert!(loaded_runs(&d, 0.0, sizes).is_none());
+    }
+
+    /// Uniform updates over `n` keys.
+    fn updates(n: f64) -> Vec<KeyPart> {
+        vec![KeyPart::new(n, 1.0, 1.0, AlphaForm::Exact)]
+    }
+
+    #[test]
+    fn a_level_whose_cycle_outlasts_the_writes_is_met_at_one_phase() {
+        // T = 8, K = 6: level 2 takes a push from level 1 every six flushes and holds up to five, so its cycle
+        // is thirty-six flushes. Over a few flushes of writes it holds what the phase the writes reach gives
+        // it, which differs from one point of the cycle to another; over many cycles, the cycle's mean.
+        let d = btree(8, 6, 7, Compaction::Full);
+        let sizes = Sizes::of(23, 1000, 4096);
+        let n = 30_000.0;
+        let per_flush = entries_per_flush(&d, sizes);
+        let at = |from: f64, flushes: f64| {
+            let w0 = from * per_flush;
+            under_writes(
+                &d,
+                n,
+                sizes,
+                (w0, w0 + flushes * per_flush),
+                &updates(n),
+                0.0,
+            )
+            .expect("simulated")
+            .runs
+            .clone()
+        };
+        let level2: Vec<f64> = (0..6).map(|i| at(200.0 + 6.0 * i as f64, 1.0)[1]).collect();
+        let (lo, hi) = level2
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        assert!(hi - lo >= 2.0, "level 2 over one cycle: {level2:?}");
+        let long = at(100.0, 720.0);
+        assert!((long[1] - 2.5).abs() < 0.75, "{long:?}");
+    }
+
+    #[test]
+    fn inserts_a_key_space_spreads_over_the_data_add_keys() {
+        // a key space whose writes all land on the data set's keys (YCSB-D's, by recency) with every write an
+        // insert: the writes become one part of new keys
+        let parts = vec![
+            KeyPart::new(12.0, 0.25, 0.5, AlphaForm::Exact),
+            KeyPart::new(30_000.0, 0.75, 0.5, AlphaForm::Exact),
+        ];
+        let all = inserting(&parts, 1.0);
+        let old: f64 = all
+            .iter()
+            .filter(|p| p.universe.is_finite())
+            .map(|p| p.put)
+            .sum();
+        let new: f64 = all
+            .iter()
+            .filter(|p| p.universe.is_infinite())
+            .map(|p| p.put)
+            .sum();
+        assert!(old.abs() < 1e-12 && (new - 1.0).abs() < 1e-12, "{all:?}");
+        let half = inserting(&parts, 0.5);
+        let old: f64 = half
+            .iter()
+            .filter(|p| p.universe.is_finite())
+            .map(|p| p.put)
+            .sum();
+        assert!((old - 0.5).abs() < 1e-12, "{half:?}");
+        // updates only, or a key space that already holds the inserts apart: unchanged
+        assert_eq!(*inserting(&parts, 0.0), *parts);
+        let apart = vec![
+            KeyPart::new(30_000.0, 0.5, 1.0, AlphaForm::Exact),
+            KeyPart::new(f64::INFINITY, 0.5, 0.0, AlphaForm::Linear),
+        ];
+        assert_eq!(*inserting(&apart, 0.5), *apart);
+        // and a store of 30,000 keys after 30,000 such inserts was loaded with 30,000, not 60,000: the
+        // simulation's tree holds the 60,000 (the last level's runs are the load's and the inserts' keys)
+        let d = btree(12, 6, 3, Compaction::Full);
+        let sizes = Sizes::of(23, 1000, 4096);
+        let u = under_writes(&d, 60_000.0, sizes, (29_000.0, 30_000.0), &parts, 1.0).unwrap();
+        let held: f64 = u.entries.iter().sum();
+        assert!((held - 60_000.0).abs() < 0.03 * 60_000.0, "{u:?}");
     }
 }

@@ -116,10 +116,14 @@ pub struct ReferenceQuirks {
     /// above it empty, a last level keeps up to Z runs of unequal sizes). Under writes, likewise: a level
     /// that partial compaction feeds and empties file by file covers, with the quirk, only the keys it holds;
     /// fixed, the share of the key space its files cover as the planner leaves them over the load and the
-    /// writes since, each merge keeping one version of a key ([`crate::loaded::covered_under_writes`], when
+    /// writes since, each merge keeping one version of a key ([`crate::loaded::under_writes`], when
     /// the data set is at most 256 of the engine's files and the flushes 4,096; found on seed 17's held-out
     /// #16, a T = 2 design whose upper levels were read by 37-91% of the lookups that reached them: 0.88 blocks
-    /// a lookup priced, 2.26 measured, 2.52 fixed).
+    /// a lookup priced, 2.26 measured, 2.52 fixed). And with the quirk every level above the last holds its
+    /// fill cycle's mean of runs; fixed, the runs the same simulation has there while the workload's writes run
+    /// ([`crate::loaded::UnderWrites::runs`]: a cycle can outlast the operations, seed 1's held-out #9, T = 8,
+    /// K = 6, Z = 7, had 5 runs at levels 2 and 3 where the mean is 2.5: 6.57 blocks a lookup priced, 8.12
+    /// measured, 6.93 fixed).
     pub nominal_loaded_tree: bool,
     /// Table 2's last hot level L − Y holds Z runs even when cold levels lie below it. Fixed: as our engine's
     /// planner runs it (`Policy::run_limit`), a level holds K runs unless it is the deepest or lies below the
@@ -189,6 +193,16 @@ pub struct ReferenceQuirks {
 }
 
 impl ReferenceQuirks {
+    /// Whether a quirk decides how many runs a level holds (a paper's shape, priced as the paper has it, not as
+    /// the engine's planner runs it under the workload's writes).
+    pub fn shapes_runs(&self) -> bool {
+        self.last_hot_level_holds_z
+            || self.tiered_levels_full_of_runs
+            || self.full_buffer
+            || self.levels_always_fill
+            || self.merge_threshold_ignored
+    }
+
     /// The fixed model: no quirk.
     pub const NONE: ReferenceQuirks = ReferenceQuirks {
         integer_exponents: false,
