@@ -1860,9 +1860,14 @@ impl DistributionAware {
             // each cold run newer than the one holding its key (no filter skips one)
             let lookup = lookup + cold_probes;
             // a write is appended to the log; the log's level is pushed down (its runs read, their distinct
-            // keys written as one run below) once it holds K runs or θ of its capacity
+            // keys written as one run below) once it holds K runs or θ of its capacity: what the planner's
+            // simulation moves where it runs (a design that compacts partially), else the closed form
             let write = if q.table2_write_cost {
                 1.0 / b
+            } else if let Some(simulated) =
+                self.lsh_simulated_write(design, workload, shape, &parts, eb)
+            {
+                simulated
             } else {
                 engine_write_cost(
                     &write_levels(design, levels, levels, level_entry, q),
@@ -2427,6 +2432,43 @@ impl DistributionAware {
         }
         let flushes = (written(workload) - written_before(workload)) / tree.eb.max(1.0);
         flushes < PHASE_CYCLES * tree.t.powi(tree.l as i32 - 1)
+    }
+
+    /// An LSH design that compacts partially: blocks a write moves in the planner's simulation of the load and
+    /// the writes since ([`crate::loaded::under_writes`]), with flushes of what the hash-log buffer holds.
+    fn lsh_simulated_write(
+        &self,
+        design: &Design,
+        workload: &Workload,
+        shape: &DataShape,
+        parts: &[KeyPart],
+        eb: f64,
+    ) -> Option<f64> {
+        if design.compaction != Compaction::Partial
+            || !writes(workload)
+            || self.quirks.nominal_loaded_tree
+            || self.quirks.table2_write_cost
+            || self.lsh_engine != LshEngine::Cosine
+            || eb < 1.0
+        {
+            return None;
+        }
+        let mut sizes = crate::loaded::Sizes::of(
+            workload.key_bytes as usize,
+            workload.value_bytes as usize,
+            design.block_bytes as usize,
+        );
+        // (a flush holds what the hash-log buffer holds)
+        sizes.buffer_entry = design.flush_bytes() as f64 / eb;
+        let u = crate::loaded::under_writes(
+            design,
+            shape.entries,
+            sizes,
+            (written_before(workload), written(workload)),
+            parts,
+            workload.mix.insert / write_share(workload),
+        )?;
+        Some(u.moved_per_write / shape.entries_per_block)
     }
 
     /// The planner's simulation of the load and the writes since ([`crate::loaded::under_writes`]), for a
