@@ -1127,6 +1127,34 @@ fn phase_runs(tree: &mut Tree, runs: &[f64]) {
     }
 }
 
+/// The planner's simulation of a load of `entries` and `workload`'s writes since
+/// ([`crate::loaded::under_writes`]), its flushes holding `flush_entries` when given (a hash-log buffer's),
+/// else what the sorted write buffer holds.
+fn simulate_writes(
+    design: &Design,
+    workload: &Workload,
+    entries: f64,
+    parts: &[KeyPart],
+    flush_entries: Option<f64>,
+) -> Option<std::rc::Rc<crate::loaded::UnderWrites>> {
+    let mut sizes = crate::loaded::Sizes::of(
+        workload.key_bytes as usize,
+        workload.value_bytes as usize,
+        design.block_bytes as usize,
+    );
+    if let Some(eb) = flush_entries {
+        sizes.buffer_entry = design.flush_bytes() as f64 / eb;
+    }
+    crate::loaded::under_writes(
+        design,
+        entries,
+        sizes,
+        (written_before(workload), written(workload)),
+        parts,
+        workload.mix.insert / write_share(workload),
+    )
+}
+
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
 /// Returns None when such a key can never exist (q = 0).
 /// `spans[i]`: the share of the key space level i's files cover, so that a lookup passing it probes it when
@@ -2448,21 +2476,8 @@ impl DistributionAware {
         {
             return None;
         }
-        let mut sizes = crate::loaded::Sizes::of(
-            workload.key_bytes as usize,
-            workload.value_bytes as usize,
-            design.block_bytes as usize,
-        );
         // (a flush holds what the hash-log buffer holds)
-        sizes.buffer_entry = design.flush_bytes() as f64 / eb;
-        let u = crate::loaded::under_writes(
-            design,
-            shape.entries,
-            sizes,
-            (written_before(workload), written(workload)),
-            parts,
-            workload.mix.insert / write_share(workload),
-        )?;
+        let u = simulate_writes(design, workload, shape.entries, parts, Some(eb))?;
         Some(u.moved_per_write / shape.entries_per_block)
     }
 
@@ -2479,19 +2494,7 @@ impl DistributionAware {
         if tree.l == 0 || !writes(workload) || self.quirks.nominal_loaded_tree {
             return None;
         }
-        let sizes = crate::loaded::Sizes::of(
-            workload.key_bytes as usize,
-            workload.value_bytes as usize,
-            design.block_bytes as usize,
-        );
-        crate::loaded::under_writes(
-            design,
-            stored.effective_entries,
-            sizes,
-            (written_before(workload), written(workload)),
-            parts,
-            workload.mix.insert / write_share(workload),
-        )
+        simulate_writes(design, workload, stored.effective_entries, parts, None)
     }
 
     /// The levels the model prices `design` as holding under `workload` (a tree-shaped design; an LSH design,
