@@ -1021,8 +1021,12 @@ fn group_last_level(
 /// σ_l under YCSB's "latest": the key of recency rank r (1 = newest insert) is read with probability
 /// r^{−θ}/H(N, θ); the newest keys sit in the buffer, the next ones in level 1 (half its capacity on average),
 /// and so on down to the last level. A key found in level i has cost every run above it a filter false
-/// positive (or a block, without filters), about half the runs of its own level, and its own block.
-fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
+/// positive (or a block, without filters), about half the runs of its own level, and its own block. A level
+/// that does not span the key space (`spans[i]` < 1: partial compaction's files, or a level empty part of its
+/// cycle, as a T = 2 design's upper levels are half the time) costs only the lookups whose key lies in its
+/// files: a dev design (T = 2, K = Z = 1, partial, YCSB-D at 60,000 keys) priced 2.74 blocks a lookup where
+/// the engine read 1.70 before, 1.71 with it.
+fn latest_lookup(tree: &Tree, spans: &[f64], theta: f64, entries: f64) -> f64 {
     let l = tree.l as usize;
     let total = harmonic(entries, theta);
     if total <= 0.0 || l == 0 {
@@ -1034,17 +1038,19 @@ fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
     for i in 1..=l {
         let hot = tree.resident[i].min(tree.runs[i]);
         let cold = tree.runs[i] - hot;
+        // (a level that does not span the key space is passed only by the lookups whose key lies in its files)
+        let span = spans.get(i).copied().unwrap_or(1.0);
         if hot > 0.0 {
             groups.push((
                 hot,
-                tree.hot_fpr[i],
+                tree.hot_fpr[i] * span,
                 0.0,
                 tree.alpha_entries[i],
                 i == l && cold <= 0.0,
             ));
         }
         if cold > 0.0 {
-            let probe = tree.fpr[i] + tree.index_cost[i];
+            let probe = (tree.fpr[i] + tree.index_cost[i]) * span;
             groups.push((
                 cold,
                 probe,
@@ -1078,7 +1084,7 @@ fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
 }
 
 /// σ_l over the tree a load left ([`crate::loaded`]), for a workload that never writes: a lookup of a key held
-/// by a run passes every run above it (newest first, level by level) whose files cover the key (a filter false
+/// by a run passes every run above it (newest first, level by level) whose files hold the key's range (a filter false
 /// positive when the run is resident, its index block and a data block when cold: a cold run keeps no filter
 /// in memory), then reads its own block (and the index block when cold). Runs keep their fences resident newest
 /// first while M_FP lasts, the first that does not fit in part (the engine keeps its leading files' fences).
@@ -1094,15 +1100,19 @@ fn loaded_lookup(
         return 0.0;
     }
     let mut left = fence_bytes.max(0.0);
-    let (mut above, mut cost) = (0.0, 0.0);
+    // per run so far, the blocks of passing it with a key that lies in its files
+    let mut passes: Vec<f64> = Vec::with_capacity(runs.len());
+    let mut cost = 0.0;
     for r in runs {
         let need = r.entries * per_entry;
         let resident = if need <= left { 1.0 } else { left / need };
         left = if resident >= 1.0 { left - need } else { 0.0 };
         let i = r.level.clamp(1, l);
         let (index, cold) = (tree.index_cost[i], 1.0 - resident);
+        // (a key this run holds lies in a run above's files for the share of its entries `within` says)
+        let above: f64 = passes.iter().zip(&r.within).map(|(p, w)| p * w).sum();
         cost += r.entries / total * (above + 1.0 + cold * index);
-        above += r.coverage * (resident * tree.hot_fpr[i] + cold * (1.0 + index));
+        passes.push(resident * tree.hot_fpr[i] + cold * (1.0 + index));
     }
     cost
 }
@@ -2665,7 +2675,8 @@ impl DistributionAware {
             .collect();
         let mut lookup = 0.0;
         if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
-            lookup = latest_lookup(&tree.for_lookups(&spans).0, *theta, shape.entries);
+            let (seen, spans) = tree.for_lookups(&spans);
+            lookup = latest_lookup(&seen, &spans, *theta, shape.entries);
         } else if l > 0
             && !writes(workload)
             && matches!(workload.writes, KeyDistribution::Uniform { .. })
