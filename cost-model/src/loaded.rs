@@ -794,7 +794,10 @@ mod tests {
         // moved down. The engine after the same load (29,400 keys, a development design) read no block of
         // levels 4-7 but for the keys they held (0.07, 0.14, 0.37 and 0.38 blocks a uniform lookup of a
         // stored key, their shares of the keys 0.07, 0.15, 0.37 and 0.37), where the levels' files held 5-44%
-        // of the key line: its partial levels hold disjoint ranges
+        // of the key line: its partial levels hold disjoint ranges. The planner lays them out so (a file moves
+        // down as it is where it overlaps nothing below), and the simulation has them so too: the shares of
+        // a partial run's entries inside the partial runs above it are 0 here. (What that does to a lookup's
+        // price: `a_stored_key_passes_no_partial_level_above_its_own` in the validate crate.)
         let mut d = btree(2, 1, 1, Compaction::Partial);
         d.buffer_bytes = 262_144;
         d.merge_threshold = 0.75;
@@ -852,7 +855,6 @@ mod tests {
         assert!(shares.iter().all(|&s| s > 0.0 && s < 1.0), "{shares:?}");
         let mean = shares.iter().sum::<f64>() / shares.len() as f64;
         assert!((mean - 0.5).abs() < 0.1, "{shares:?}");
-        assert!((shares[0] - 0.5).abs() < 0.01, "{shares:?}");
         assert!(
             shares.iter().any(|&s| s < 0.3) && shares.iter().any(|&s| s > 0.7),
             "{shares:?}"
