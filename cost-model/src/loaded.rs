@@ -791,10 +791,11 @@ mod tests {
     fn a_stored_key_seldom_lies_in_a_partial_level_above_its_own() {
         // T = 2, K = Z = 1, partial compaction, 256 KiB flushes of 1 KiB entries, 2 MiB files: levels 1-3
         // are a binary counter of whole flushes and merges, the ones under them hold ranges partial compaction
-        // moved down. The engine after the same load (29,400 keys, a development design) read no block of
-        // levels 4-7 but for the keys they held (0.07, 0.14, 0.37 and 0.38 blocks a uniform lookup of a
-        // stored key, their shares of the keys 0.07, 0.15, 0.37 and 0.37), where the levels' files held 5-44%
-        // of the key line: its partial levels hold disjoint ranges. The planner lays them out so (a file moves
+        // moved down. A development design of this shape (hybrid compaction below level 1, 500 KB flushes,
+        // 32 KiB blocks) loaded with 29,400 keys read no block of levels 4-7 but for the keys they held (0.07,
+        // 0.14, 0.37 and 0.38 blocks a uniform lookup of a stored key, their shares of the keys 0.07, 0.15,
+        // 0.37 and 0.37), where another's (partial, choose-first picking) files held 5-44% of the key line
+        // per level: such partial levels hold disjoint ranges. The planner lays them out so (a file moves
         // down as it is where it overlaps nothing below), and the simulation has them so too: the shares of
         // a partial run's entries inside the partial runs above it are 0 here. (What that does to a lookup's
         // price: `a_stored_key_passes_no_partial_level_above_its_own` in the validate crate.)
