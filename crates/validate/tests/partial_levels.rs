@@ -26,22 +26,45 @@ fn t2_partial() -> Design {
     d
 }
 
+/// `t2_partial` with its levels up to `full_levels` merged whole (hybrid compaction) and its own memory split.
+fn t2_hybrid(full_levels: u32, buffer_bytes: u64, fence_bytes: u64) -> Design {
+    let mut d = t2_partial();
+    d.compaction = Compaction::Hybrid;
+    d.full_compaction_levels = full_levels;
+    d.buffer_bytes = buffer_bytes;
+    d.fence_bytes = fence_bytes;
+    d.file_picking = FilePicking::SparseFp;
+    d.run_strategy = RunStrategy::First;
+    d.validate().unwrap();
+    d
+}
+
+/// A YCSB workload of `records` records and 5,000 operations.
+fn workload(name: &str, records: u64) -> CoreWorkload {
+    let mut w = CoreWorkload::named(name).unwrap();
+    w.record_count = records;
+    w.operation_count = 5_000;
+    w
+}
+
+/// One validate cell run for real on one thread (`i` names its directory).
+fn run(label: &str, design: Design, workload: CoreWorkload, i: usize) -> serde_json::Value {
+    let case = Case {
+        label: label.into(),
+        design,
+        workload,
+        threads: 1,
+    };
+    run_case(&case, i).unwrap()
+}
+
 /// YCSB-D after 30,000 inserts on 30,000 records: the latest keys sit in the buffer and the upper levels,
 /// which are empty part of their cycle and partial below them. The model priced 2.74 blocks a lookup where
 /// the engine read 1.70, over its nominal tree of ten levels each passed at a block; 1.86 over the planner's
 /// simulation of the writes (nine levels, each passed where its files cover the key and while it holds any).
 #[test]
 fn latest_lookups_pass_only_the_levels_whose_files_hold_their_key() {
-    let mut workload = CoreWorkload::named("ycsb-d").unwrap();
-    workload.record_count = 30_000;
-    workload.operation_count = 5_000;
-    let case = Case {
-        label: "T = 2 partial".into(),
-        design: t2_partial(),
-        workload,
-        threads: 1,
-    };
-    let row = run_case(&case, 0).unwrap();
+    let row = run("T = 2 partial", t2_partial(), workload("ycsb-d", 30_000), 0);
     assert_eq!(row["class"], "btree", "{row}");
     let lookup = &row["lookup"];
     let m = lookup["measured"].as_f64().unwrap();
@@ -56,24 +79,8 @@ fn latest_lookups_pass_only_the_levels_whose_files_hold_their_key() {
 /// (the engine's scans sought each partial level every time, though their files cover part of the key space).
 #[test]
 fn a_scan_seeks_only_the_runs_the_levels_hold() {
-    let mut d = t2_partial();
-    d.compaction = Compaction::Hybrid;
-    d.full_compaction_levels = 2;
-    d.buffer_bytes = 1_279_262;
-    d.fence_bytes = 817_890;
-    d.file_picking = FilePicking::SparseFp;
-    d.run_strategy = RunStrategy::First;
-    d.validate().unwrap();
-    let mut workload = CoreWorkload::named("ycsb-e").unwrap();
-    workload.record_count = 20_000;
-    workload.operation_count = 5_000;
-    let case = Case {
-        label: "T = 2 hybrid".into(),
-        design: d,
-        workload,
-        threads: 1,
-    };
-    let row = run_case(&case, 1).unwrap();
+    let d = t2_hybrid(2, 1_279_262, 817_890);
+    let row = run("T = 2 hybrid", d, workload("ycsb-e", 20_000), 1);
     assert_eq!(row["class"], "btree", "{row}");
     assert!(row["scan"]["accuracy"].as_f64().unwrap() >= 0.85, "{row}");
 }
@@ -86,18 +93,10 @@ fn a_scan_seeks_only_the_runs_the_levels_hold() {
 /// share of the key line its files cover, 2.80 for the share of the key's own run inside them.
 #[test]
 fn a_stored_key_passes_no_partial_level_above_its_own() {
-    let mut d = t2_partial();
-    d.compaction = Compaction::Hybrid;
-    d.full_compaction_levels = 1;
-    d.buffer_bytes = 500_000;
-    d.fence_bytes = 548_576;
+    let mut d = t2_hybrid(1, 500_000, 548_576);
     d.block_bytes = 32 * 1024;
-    d.file_picking = FilePicking::SparseFp;
-    d.run_strategy = RunStrategy::First;
     d.validate().unwrap();
-    let mut workload = CoreWorkload::named("ycsb-c").unwrap();
-    workload.record_count = 30_000;
-    workload.operation_count = 5_000;
+    let workload = workload("ycsb-c", 30_000);
     let priced = DistributionAware::new()
         .evaluate(&d, &workload.to_model())
         .unwrap()
