@@ -175,6 +175,10 @@ struct Tree {
     resident: Vec<f64>,
     /// The FPR of a resident run (its filter's; 1 without filters)
     hot_fpr: Vec<f64>,
+    /// Per level, the FPR of the filter the engine writes for a run there, whether the level is hot or
+    /// cold (Monkey's bits for the level within M_BF, as [`refilter`] gives them); empty when the fixed model's
+    /// filters were not worked out (the reference quirks), which then price as before
+    filter_fpr: Vec<f64>,
     /// R
     fpr_sum: f64,
     /// Entries and writes of one run arriving at the last level (a flush, or one push from above), as
@@ -234,13 +238,25 @@ impl Tree {
     /// run is resident, else its data block (no filter in memory) and its on-disk index block.
     fn pass(&self, i: usize, r: f64) -> f64 {
         let cold = self.cold(i, r);
-        (1.0 - cold) * self.hot_fpr[i] + cold * (self.fpr[i] + self.index_cost[i])
+        (1.0 - cold) * self.hot_fpr[i] + cold * self.cold_probe(i)
     }
 
     /// Blocks of passing every run of level `i`.
     fn pass_level(&self, i: usize) -> f64 {
         let hot = self.resident[i].min(self.runs[i]);
-        hot * self.hot_fpr[i] + (self.runs[i] - hot) * (self.fpr[i] + self.index_cost[i])
+        hot * self.hot_fpr[i] + (self.runs[i] - hot) * self.cold_probe(i)
+    }
+
+    /// Blocks of passing one cold run of level `i`: the engine keeps a run's filter in memory only while its
+    /// fences are (`set_residency`), so a cold run's probe reads its index block and a data block, a hot
+    /// level's cold runs too (with `levels_hot_or_cold` or `cold_levels_hold_no_data` no hot level has cold
+    /// runs, and a cold level's FPR is 1 where it has no filter).
+    fn cold_probe(&self, i: usize) -> f64 {
+        if i > self.last_hot() as usize || self.filter_fpr.is_empty() {
+            self.fpr[i] + self.index_cost[i]
+        } else {
+            1.0 + self.index_cost[i]
+        }
     }
 
     /// Blocks of seeking into every run of level `i` (a scan): the data block, and the index block of a cold
@@ -280,6 +296,9 @@ impl Tree {
         same(&mut t.index_cost);
         same(&mut t.fpr);
         same(&mut t.hot_fpr);
+        if !t.filter_fpr.is_empty() {
+            same(&mut t.filter_fpr);
+        }
         // every group is hot when the level was, else every one cold
         if self.last_hot() < self.l {
             t.y += extra as u32;
@@ -371,7 +390,11 @@ fn residency(
             .min(1.0)
     };
     for i in h + 1..=l {
-        tree.hot_fpr[i] = below;
+        tree.hot_fpr[i] = if filter_bytes <= 0.0 {
+            1.0
+        } else {
+            tree.filter_fpr.get(i).copied().unwrap_or(below)
+        };
     }
 }
 
@@ -529,6 +552,7 @@ fn build_tree(
             index_cost,
             resident: Vec::new(),
             hot_fpr: Vec::new(),
+            filter_fpr: Vec::new(),
             fpr,
             fpr_sum,
             arrival: (0.0, 0.0),
@@ -626,11 +650,12 @@ fn refilter(tree: &mut Tree, filter_bytes: f64, slots: bool) {
     } else {
         1.0
     };
-    let mut b: Vec<f64> = (0..=h)
+    // (every level's: a cold level's resident runs keep the filter their level's bits gave them)
+    let mut b: Vec<f64> = (0..=l)
         .map(|i| match i {
             0 => 0.0,
             1 => bits[0],
-            _ => bits[i - 1] * scale,
+            _ => bits.get(i - 1).map_or(0.0, |b| b * scale),
         })
         .collect();
     // A tiered level below level 1 is written by compactions, and the engine gives each output's filter an
@@ -638,7 +663,7 @@ fn refilter(tree: &mut Tree, filter_bytes: f64, slots: bool) {
     // the runs the level may still gather, its run limit (`writer_options`), so that its last runs keep a
     // filter too: each run gets about the budget over K runs, however few the level holds on average.
     if slots {
-        for i in 2..=h {
+        for i in 2..=l {
             let limit = tree.limit(i);
             let per_run = tree.alpha_entries[i];
             if limit <= 1.0 || per_run <= 0.0 {
@@ -653,8 +678,12 @@ fn refilter(tree: &mut Tree, filter_bytes: f64, slots: bool) {
         }
     }
     let mut sum = 0.0;
-    for (i, bits) in b.iter().enumerate().skip(1) {
-        tree.fpr[i] = bloom::fpr(bits.min(MAX_BITS_PER_KEY));
+    tree.filter_fpr = b
+        .iter()
+        .map(|bits| bloom::fpr(bits.min(MAX_BITS_PER_KEY)))
+        .collect();
+    for i in 1..=h {
+        tree.fpr[i] = tree.filter_fpr[i];
         sum += tree.runs[i] * tree.fpr[i];
     }
     tree.fpr_sum = sum;
@@ -691,7 +720,13 @@ fn steady_state(tree: &mut Tree, writes: bool, effective_entries: f64, fill: f64
 /// share, less those a write buffer absorbed (a buffer keeps one version of a key however often it is written
 /// while it fills). One arrival is what the levels above push down at, over the distinct keys' tree.
 /// `kept` is the versions the updates leave in the flushes ([`kept_updates`]).
-fn retained_versions(design: &Design, shape: &DataShape, q: &ReferenceQuirks, kept: f64) -> f64 {
+fn retained_versions(
+    design: &Design,
+    shape: &DataShape,
+    q: &ReferenceQuirks,
+    kept: f64,
+    parts: &[KeyPart],
+) -> f64 {
     let (t, k, z) = (
         design.size_ratio as f64,
         design.hot_runs as f64,
@@ -709,14 +744,19 @@ fn retained_versions(design: &Design, shape: &DataShape, q: &ReferenceQuirks, ke
         t,
     );
     // one arrival at the last level: a flush when it is level 1, else what level L − 1 is pushed down at
+    // (a tiered level's push holds the distinct keys of the writes its runs gathered)
     let mut arriving = eb;
+    let mut arriving_writes = writes_to_fill(parts, eb).map(|w| w.max(eb));
     for i in 1..l {
         let capacity = eb * t.powi(i as i32) * fill;
-        arriving = if k > 1.0 {
-            arriving * k.min((capacity / arriving).ceil()).max(1.0)
+        if k > 1.0 {
+            let n = k.min((capacity / arriving).ceil()).max(1.0);
+            arriving_writes = arriving_writes.map(|w| w * n);
+            arriving = merged_arrival(parts, arriving * n, arriving_writes);
         } else {
-            capacity
-        };
+            arriving = capacity;
+            arriving_writes = writes_to_fill(parts, capacity).map(|w| w.max(capacity));
+        }
     }
     kept.min((z - 1.0) * arriving)
 }
@@ -744,6 +784,17 @@ fn kept_updates(
     updates * if kept > 0.0 { kept } else { 1.0 }
 }
 
+/// Entries of one run a tiered level pushes down after gathering `n` runs of `entries` entries each, made by
+/// `writes` writes in all: the distinct keys among those writes (merging the runs keeps one version of a key
+/// written in several of them), no more than the runs' entries. Without the writes (`None`: a workload that
+/// does not write, or one whose writes could never fill a flush) the runs' entries.
+fn merged_arrival(parts: &[KeyPart], entries: f64, writes: Option<f64>) -> f64 {
+    match writes {
+        Some(w) if w > 0.0 => distinct_after(parts, w).min(entries),
+        _ => entries,
+    }
+}
+
 /// The runs a tiered level holds over its fill cycle, as the engine's planner makes them (a level is pushed
 /// down when it holds its run limit or θ of its capacity, the last level merges once it passes Z): runs
 /// arrive whole, a flush at level 1 and one push from above below it, so a level above the last that is
@@ -753,13 +804,20 @@ fn kept_updates(
 /// the run that made it too, level l − 1 pushed down whole at θ of its capacity, under the arrivals since
 /// (what has flowed down to it beyond that run and the levels above). Leveled levels (one run) keep
 /// [`steady_state`]'s half-full run.
-fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64, flowed: Option<f64>) {
+fn cycle_runs(
+    tree: &mut Tree,
+    effective_entries: f64,
+    fill: f64,
+    flowed: Option<f64>,
+    parts: &[KeyPart],
+) {
     let l = tree.l as usize;
     if l == 0 {
         return;
     }
-    // entries of one run arriving at the level: a flush at level 1
+    // entries of one run arriving at the level: a flush at level 1; and the writes that made it
     let mut arriving = tree.eb;
+    let mut arriving_writes = writes_to_fill(parts, tree.eb).map(|w| w.max(tree.eb));
     let mut above = 0.0;
     for i in 1..l {
         let limit = tree.limit(i);
@@ -770,9 +828,11 @@ fn cycle_runs(tree: &mut Tree, effective_entries: f64, fill: f64, flowed: Option
             tree.runs[i] = if n > 1.0 { (n - 1.0) / 2.0 } else { 1.0 };
             tree.run_entries[i] = arriving;
             tree.alpha_entries[i] = arriving;
-            arriving *= n;
+            arriving_writes = arriving_writes.map(|w| w * n);
+            arriving = merged_arrival(parts, arriving * n, arriving_writes);
         } else {
             arriving = capacity;
+            arriving_writes = writes_to_fill(parts, capacity).map(|w| w.max(capacity));
         }
         above += tree.runs[i] * tree.alpha_entries[i];
     }
@@ -837,8 +897,8 @@ fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
         if tree.limit(i) > 1.0 {
             let n = tree.limit(i).min((capacity / arriving).ceil()).max(1.0);
             tree.alpha_writes[i] = arriving_writes;
-            arriving *= n;
             arriving_writes *= n;
+            arriving = merged_arrival(parts, arriving * n, Some(arriving_writes));
         } else if let Some(push) = to_fill(capacity) {
             tree.alpha_writes[i] = push / 2.0;
             (arriving, arriving_writes) = (capacity, push);
@@ -1044,7 +1104,7 @@ fn latest_lookup(tree: &Tree, theta: f64, entries: f64) -> f64 {
             ));
         }
         if cold > 0.0 {
-            let probe = tree.fpr[i] + tree.index_cost[i];
+            let probe = tree.cold_probe(i);
             groups.push((
                 cold,
                 probe,
@@ -2469,7 +2529,7 @@ impl DistributionAware {
         let flowed = shape.effective_entries + kept;
         let mut stored = *shape;
         if !q.distinct_keys_only {
-            stored.effective_entries += retained_versions(design, shape, q, kept);
+            stored.effective_entries += retained_versions(design, shape, q, kept, parts);
         }
         let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &stored, q, btree_hint);
         if !q.full_buffer {
@@ -2485,6 +2545,7 @@ impl DistributionAware {
                     stored.effective_entries,
                     fill,
                     (!q.last_level_runs_alike).then_some(flowed),
+                    parts,
                 );
             }
             if !q.entries_as_writes && writes(workload) {
