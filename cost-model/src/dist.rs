@@ -184,6 +184,14 @@ struct Tree {
     /// Entries and writes of one run arriving at the last level (a flush, or one push from above), as
     /// [`cycle_runs`] and [`run_writes`] walk the levels (0 until they do)
     arrival: (f64, f64),
+    /// The entries the flushes behind one arrival at the last level held, before the merges on the way kept
+    /// one version of a key: what an arrival takes of the entries that have flowed down the tree, which count
+    /// the arrivals (`flowed` in [`cycle_runs`] and [`group_last_level`]; 0 until [`cycle_runs`] walks)
+    arrival_flushed: f64,
+    /// Per level, the entries of the runs a compaction merges into one run there, before the merge keeps one
+    /// version of a key: what the engine sizes a tiered level's filters by (`writer_options`); 0 where
+    /// [`cycle_runs`] did not set it (the run's own entries then)
+    input_entries: Vec<f64>,
     /// Entries of the run that made a tiered last level below level 1: level l − 1 pushed down whole at θ of
     /// its capacity ([`cycle_runs`]; 0 otherwise)
     last_base: f64,
@@ -378,7 +386,8 @@ fn residency(
             break;
         }
     }
-    // a resident run below the hot levels: the last hot level's FPR, or Monkey's bits spread over every entry
+    // a resident run below the hot levels: its own level's filter, as `refilter` gave the levels their bits;
+    // where it did not, the last hot level's FPR, or Monkey's bits spread over every entry
     let below = if filter_bytes <= 0.0 {
         1.0
     } else if h >= 1 {
@@ -556,6 +565,8 @@ fn build_tree(
             fpr,
             fpr_sum,
             arrival: (0.0, 0.0),
+            arrival_flushed: 0.0,
+            input_entries: Vec::new(),
             last_base: 0.0,
             last_groups: None,
             share_ln: Vec::new(),
@@ -665,7 +676,12 @@ fn refilter(tree: &mut Tree, filter_bytes: f64, slots: bool) {
     if slots {
         for i in 2..=l {
             let limit = tree.limit(i);
-            let per_run = tree.alpha_entries[i];
+            // (the engine sizes an output's bits by the entries of the runs it merged, before the merge
+            // kept one version of a key)
+            let per_run = match tree.input_entries.get(i) {
+                Some(&e) if e > 0.0 => e,
+                _ => tree.alpha_entries[i],
+            };
             if limit <= 1.0 || per_run <= 0.0 {
                 continue;
             }
@@ -787,10 +803,13 @@ fn kept_updates(
 /// Entries of one run a tiered level pushes down after gathering `n` runs of `entries` entries each, made by
 /// `writes` writes in all: the distinct keys among those writes (merging the runs keeps one version of a key
 /// written in several of them), no more than the runs' entries. Without the writes (`None`: a workload that
-/// does not write, or one whose writes could never fill a flush) the runs' entries.
+/// does not write, or one whose writes could never fill a flush) or a key space they repeat (`parts` empty or
+/// never written) the runs' entries.
 fn merged_arrival(parts: &[KeyPart], entries: f64, writes: Option<f64>) -> f64 {
     match writes {
-        Some(w) if w > 0.0 => distinct_after(parts, w).min(entries),
+        Some(w) if w > 0.0 && parts.iter().any(|p| p.put > 0.0) => {
+            distinct_after(parts, w).min(entries)
+        }
         _ => entries,
     }
 }
@@ -815,9 +834,13 @@ fn cycle_runs(
     if l == 0 {
         return;
     }
-    // entries of one run arriving at the level: a flush at level 1; and the writes that made it
+    // entries of one run arriving at the level: a flush at level 1; the writes that made it; the entries its
+    // flushes held; and those of the runs merged into it, each before the merges kept one version of a key
     let mut arriving = tree.eb;
     let mut arriving_writes = writes_to_fill(parts, tree.eb).map(|w| w.max(tree.eb));
+    let mut flushed = tree.eb;
+    let mut merged_in = tree.eb;
+    tree.input_entries = vec![0.0; l + 1];
     let mut above = 0.0;
     for i in 1..l {
         let limit = tree.limit(i);
@@ -828,15 +851,22 @@ fn cycle_runs(
             tree.runs[i] = if n > 1.0 { (n - 1.0) / 2.0 } else { 1.0 };
             tree.run_entries[i] = arriving;
             tree.alpha_entries[i] = arriving;
+            tree.input_entries[i] = merged_in;
             arriving_writes = arriving_writes.map(|w| w * n);
-            arriving = merged_arrival(parts, arriving * n, arriving_writes);
+            flushed *= n;
+            merged_in = arriving * n;
+            arriving = merged_arrival(parts, merged_in, arriving_writes);
         } else {
             arriving = capacity;
             arriving_writes = writes_to_fill(parts, capacity).map(|w| w.max(capacity));
+            flushed = capacity;
+            merged_in = capacity;
         }
         above += tree.runs[i] * tree.alpha_entries[i];
     }
     tree.arrival.0 = arriving;
+    tree.arrival_flushed = flushed;
+    tree.input_entries[l] = merged_in;
     if tree.z > 1.0 {
         let last = (effective_entries - above).max(arriving.min(effective_entries));
         // the run that made the level: level l − 1, then the last, pushed down whole once it held θ of its
@@ -848,8 +878,11 @@ fn cycle_runs(
         tree.last_base = base;
         let runs = if let (true, Some(flowed)) = (base > 0.0, flowed) {
             // the arrivals since: what has flowed down to the level (the versions the updates leave, which
-            // the entries priced there may undercount), less what the levels above hold
-            1.0 + ((flowed - above - base).max(last - base) / arriving).round()
+            // the entries priced there may undercount), less what the levels above hold, an arrival taking
+            // what its flushes held
+            1.0 + ((flowed - above - base) / flushed)
+                .max((last - base) / arriving)
+                .round()
         } else {
             (last / arriving).round()
         }
@@ -867,8 +900,9 @@ fn cycle_runs(
 /// these are more writes than the run has entries, so a hot key is more often in a recent run.
 ///
 /// `base` is level 1's push size over T in entries, as the write cost computes it (`write_levels`), so the
-/// two share their solutions of `writes_to_fill`.
-fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
+/// two share their solutions of `writes_to_fill`. `repeats` is the key space whose repeats a merge of a tiered
+/// level's runs drops (the updates'; empty without updates), which sizes a run pushed down from one.
+fn run_writes(tree: &mut Tree, parts: &[KeyPart], repeats: &[KeyPart], base: f64, cycled: bool) {
     let l = tree.l as usize;
     let to_fill = |n: f64| writes_to_fill(parts, n).map(|w| w.max(n));
     // (a run holding every key the writes reach, or more, keeps its entries: the key is there either way)
@@ -898,7 +932,7 @@ fn run_writes(tree: &mut Tree, parts: &[KeyPart], base: f64, cycled: bool) {
             let n = tree.limit(i).min((capacity / arriving).ceil()).max(1.0);
             tree.alpha_writes[i] = arriving_writes;
             arriving_writes *= n;
-            arriving = merged_arrival(parts, arriving * n, Some(arriving_writes));
+            arriving = merged_arrival(repeats, arriving * n, Some(arriving_writes));
         } else if let Some(push) = to_fill(capacity) {
             tree.alpha_writes[i] = push / 2.0;
             (arriving, arriving_writes) = (capacity, push);
@@ -981,7 +1015,15 @@ fn group_last_level(
     // arrivals since the run that made the level (every run of a level that flushes fill is one): what has
     // flowed down to it, its versions included, less what the levels above hold
     let above: f64 = (1..l).map(|i| tree.runs[i] * tree.alpha_entries[i]).sum();
-    let arrived = ((flowed - above - base).max(last - base) / arriving).round();
+    // (an arrival takes what its flushes held of what has flowed down)
+    let flushed = if tree.arrival_flushed > 0.0 {
+        tree.arrival_flushed
+    } else {
+        arriving
+    };
+    let arrived = ((flowed - above - base) / flushed)
+        .max((last - base) / arriving)
+        .round();
     let merging = if base > 0.0 {
         arrived + 1.0 > tree.z
     } else {
@@ -2527,9 +2569,17 @@ impl DistributionAware {
         // what has flowed down the tree: the keys and the versions the updates left in the flushes
         let kept = kept_updates(design, workload, shape, parts, q);
         let flowed = shape.effective_entries + kept;
+        // the key space whose repeats a merge of a tiered level's runs drops: the updates' (a load's keys and
+        // inserts are new keys, so a workload without updates merges no repeats)
+        let m = &workload.mix;
+        let repeats: &[KeyPart] = if m.blind_update + m.rmw > 0.0 {
+            parts
+        } else {
+            &[]
+        };
         let mut stored = *shape;
         if !q.distinct_keys_only {
-            stored.effective_entries += retained_versions(design, shape, q, kept, parts);
+            stored.effective_entries += retained_versions(design, shape, q, kept, repeats);
         }
         let (mut tree, filter_bytes, fence_bytes) = build_tree(design, &stored, q, btree_hint);
         if !q.full_buffer {
@@ -2545,12 +2595,18 @@ impl DistributionAware {
                     stored.effective_entries,
                     fill,
                     (!q.last_level_runs_alike).then_some(flowed),
-                    parts,
+                    repeats,
                 );
             }
             if !q.entries_as_writes && writes(workload) {
                 let base = design.level_base_bytes() / stored.entry_bytes;
-                run_writes(&mut tree, parts, base, !q.tiered_levels_full_of_runs);
+                run_writes(
+                    &mut tree,
+                    parts,
+                    repeats,
+                    base,
+                    !q.tiered_levels_full_of_runs,
+                );
             } else {
                 tree.alpha_writes = tree.alpha_entries.clone();
             }
@@ -3390,6 +3446,31 @@ mod tests {
         );
         assert!(fixed.per_op.lookup > all.per_op.lookup);
         assert!(fixed.per_op.long_scan < whole.per_op.long_scan);
+    }
+
+    #[test]
+    fn a_cold_run_is_passed_without_its_filter_at_a_hot_level_too() {
+        // the engine keeps a run's filter in memory only while its fences are (`RunFile::set_residency`): with
+        // no fence memory every run is cold, a hot level's too, and passing one reads its index block and a
+        // data block whatever the level's filter would have cost
+        let d = lsm(8, 7, 7, 10.0);
+        let w = workload(OperationMix {
+            lookup: 1.0,
+            ..OperationMix::default()
+        });
+        let q = ReferenceQuirks::NONE;
+        let shape = data_shape(&d, &w, &KeySpace::from_workload(&w), &q);
+        let (mut tree, filter_bytes, _) = build_tree(&d, &shape, &q, false);
+        refilter(&mut tree, filter_bytes, true);
+        let h = tree.last_hot() as usize;
+        assert!(h >= 1 && tree.fpr[1] < 0.05, "{h} {}", tree.fpr[1]);
+        residency(&mut tree, 0.0, filter_bytes, &shape, &q, false);
+        assert_eq!(tree.resident[1], 0.0);
+        assert_eq!(tree.pass_level(1), tree.runs[1] * 2.0);
+        assert_eq!(tree.pass(1, 1.0), 2.0);
+        // with every fence in memory the same level costs its filter's false positives
+        residency(&mut tree, f64::MAX, filter_bytes, &shape, &q, false);
+        assert!((tree.pass_level(1) - tree.runs[1] * tree.fpr[1]).abs() < 1e-12);
     }
 
     #[test]
