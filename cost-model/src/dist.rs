@@ -257,14 +257,15 @@ impl Tree {
 
     /// Blocks of passing one cold run of level `i`: the engine keeps a run's filter in memory only while its
     /// fences are (`set_residency`), so a cold run's probe reads its index block and a data block, a hot
-    /// level's cold runs too (with `levels_hot_or_cold` or `cold_levels_hold_no_data` no hot level has cold
-    /// runs, and a cold level's FPR is 1 where it has no filter).
+    /// level's cold runs too. Where [`refilter`] did not run (the reference quirks' filters) the level's FPR
+    /// stands in, as the reference prices it (1 below the hot levels).
     fn cold_probe(&self, i: usize) -> f64 {
-        if i > self.last_hot() as usize || self.filter_fpr.is_empty() {
-            self.fpr[i] + self.index_cost[i]
+        let fpr = if self.filter_fpr.is_empty() {
+            self.fpr[i]
         } else {
-            1.0 + self.index_cost[i]
-        }
+            1.0
+        };
+        fpr + self.index_cost[i]
     }
 
     /// Blocks of seeking into every run of level `i` (a scan): the data block, and the index block of a cold
@@ -399,11 +400,7 @@ fn residency(
             .min(1.0)
     };
     for i in h + 1..=l {
-        tree.hot_fpr[i] = if filter_bytes <= 0.0 {
-            1.0
-        } else {
-            tree.filter_fpr.get(i).copied().unwrap_or(below)
-        };
+        tree.hot_fpr[i] = tree.filter_fpr.get(i).copied().unwrap_or(below);
     }
 }
 
@@ -761,20 +758,16 @@ fn retained_versions(
     );
     // one arrival at the last level: a flush when it is level 1, else what level L − 1 is pushed down at
     // (a tiered level's push holds the distinct keys of the writes its runs gathered)
-    let mut arriving = eb;
-    let mut arriving_writes = writes_to_fill(parts, eb).map(|w| w.max(eb));
+    let mut arriving = Arrival::whole(eb, parts);
     for i in 1..l {
         let capacity = eb * t.powi(i as i32) * fill;
-        if k > 1.0 {
-            let n = k.min((capacity / arriving).ceil()).max(1.0);
-            arriving_writes = arriving_writes.map(|w| w * n);
-            arriving = merged_arrival(parts, arriving * n, arriving_writes);
+        arriving = if k > 1.0 {
+            arriving.merged(k.min((capacity / arriving.entries).ceil()).max(1.0), parts)
         } else {
-            arriving = capacity;
-            arriving_writes = writes_to_fill(parts, capacity).map(|w| w.max(capacity));
-        }
+            Arrival::whole(capacity, parts)
+        };
     }
-    kept.min((z - 1.0) * arriving)
+    kept.min((z - 1.0) * arriving.entries)
 }
 
 /// The versions the workload's updates (blind and read-modify-write, the operations before it and its own)
@@ -814,6 +807,47 @@ fn merged_arrival(parts: &[KeyPart], entries: f64, writes: Option<f64>) -> f64 {
     }
 }
 
+/// Writes that reach `n` distinct keys of `parts`, at least `n` ([`writes_to_fill`]; None when they cannot).
+fn writes_for(parts: &[KeyPart], n: f64) -> Option<f64> {
+    writes_to_fill(parts, n).map(|w| w.max(n))
+}
+
+/// One run on its way down the levels, as the engine's planner makes it: its entries, the writes that made it
+/// (None where they are not known), and, before the merges on the way kept one version of a key, the
+/// entries its flushes held and those of the runs merged into it. `parts` is the key space whose repeats a
+/// merge drops ([`merged_arrival`]).
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    entries: f64,
+    writes: Option<f64>,
+    flushed: f64,
+    merged_in: f64,
+}
+
+impl Arrival {
+    /// A run of `capacity` entries made whole: a flush, or a leveled level pushed down at its capacity.
+    fn whole(capacity: f64, parts: &[KeyPart]) -> Self {
+        Arrival {
+            entries: capacity,
+            writes: writes_for(parts, capacity),
+            flushed: capacity,
+            merged_in: capacity,
+        }
+    }
+
+    /// What a tiered level pushes down after gathering `n` of these runs: one run of their distinct keys.
+    fn merged(self, n: f64, parts: &[KeyPart]) -> Self {
+        let merged_in = self.entries * n;
+        let writes = self.writes.map(|w| w * n);
+        Arrival {
+            entries: merged_arrival(parts, merged_in, writes),
+            writes,
+            flushed: self.flushed * n,
+            merged_in,
+        }
+    }
+}
+
 /// The runs a tiered level holds over its fill cycle, as the engine's planner makes them (a level is pushed
 /// down when it holds its run limit or θ of its capacity, the last level merges once it passes Z): runs
 /// arrive whole, a flush at level 1 and one push from above below it, so a level above the last that is
@@ -834,39 +868,30 @@ fn cycle_runs(
     if l == 0 {
         return;
     }
-    // entries of one run arriving at the level: a flush at level 1; the writes that made it; the entries its
-    // flushes held; and those of the runs merged into it, each before the merges kept one version of a key
-    let mut arriving = tree.eb;
-    let mut arriving_writes = writes_to_fill(parts, tree.eb).map(|w| w.max(tree.eb));
-    let mut flushed = tree.eb;
-    let mut merged_in = tree.eb;
+    // one run arriving at the level: a flush at level 1
+    let mut arrival = Arrival::whole(tree.eb, parts);
     tree.input_entries = vec![0.0; l + 1];
     let mut above = 0.0;
     for i in 1..l {
         let limit = tree.limit(i);
         let capacity = tree.eb * tree.t.powi(i as i32) * fill;
         if limit > 1.0 {
-            let n = limit.min((capacity / arriving).ceil()).max(1.0);
+            let n = limit.min((capacity / arrival.entries).ceil()).max(1.0);
             // (a level pushed down at its first run holds that run while the push runs)
             tree.runs[i] = if n > 1.0 { (n - 1.0) / 2.0 } else { 1.0 };
-            tree.run_entries[i] = arriving;
-            tree.alpha_entries[i] = arriving;
-            tree.input_entries[i] = merged_in;
-            arriving_writes = arriving_writes.map(|w| w * n);
-            flushed *= n;
-            merged_in = arriving * n;
-            arriving = merged_arrival(parts, merged_in, arriving_writes);
+            tree.run_entries[i] = arrival.entries;
+            tree.alpha_entries[i] = arrival.entries;
+            tree.input_entries[i] = arrival.merged_in;
+            arrival = arrival.merged(n, parts);
         } else {
-            arriving = capacity;
-            arriving_writes = writes_to_fill(parts, capacity).map(|w| w.max(capacity));
-            flushed = capacity;
-            merged_in = capacity;
+            arrival = Arrival::whole(capacity, parts);
         }
         above += tree.runs[i] * tree.alpha_entries[i];
     }
+    let (arriving, flushed) = (arrival.entries, arrival.flushed);
     tree.arrival.0 = arriving;
     tree.arrival_flushed = flushed;
-    tree.input_entries[l] = merged_in;
+    tree.input_entries[l] = arrival.merged_in;
     if tree.z > 1.0 {
         let last = (effective_entries - above).max(arriving.min(effective_entries));
         // the run that made the level: level l − 1, then the last, pushed down whole once it held θ of its
@@ -904,7 +929,7 @@ fn cycle_runs(
 /// level's runs drops (the updates'; empty without updates), which sizes a run pushed down from one.
 fn run_writes(tree: &mut Tree, parts: &[KeyPart], repeats: &[KeyPart], base: f64, cycled: bool) {
     let l = tree.l as usize;
-    let to_fill = |n: f64| writes_to_fill(parts, n).map(|w| w.max(n));
+    let to_fill = |n: f64| writes_for(parts, n);
     // (a run holding every key the writes reach, or more, keeps its entries: the key is there either way)
     let by_entries = |tree: &mut Tree, i: usize| {
         tree.alpha_writes[i] = to_fill(tree.alpha_entries[i]).unwrap_or(tree.alpha_entries[i]);

@@ -46,6 +46,29 @@ pub struct Case {
     pub threads: usize,
 }
 
+impl Case {
+    /// `design` on one client thread under the YCSB workload `workload` (a name `CoreWorkload::named` knows)
+    /// over `records` records and `operations` operations.
+    pub fn one_thread(
+        label: &str,
+        design: Design,
+        workload: &str,
+        records: u64,
+        operations: u64,
+    ) -> Result<Case> {
+        let mut w = CoreWorkload::named(workload)
+            .ok_or_else(|| Error::Invalid(format!("no YCSB workload named {workload}")))?;
+        w.record_count = records;
+        w.operation_count = operations;
+        Ok(Case {
+            label: label.into(),
+            design,
+            workload: w,
+            threads: 1,
+        })
+    }
+}
+
 /// A random valid design for `memory` bytes at test scale: any size ratio, runs per hot and cold level,
 /// memory split, compaction and block size; one in six is an LSH design.
 pub fn random_design(rng: &mut StdRng, memory: u64) -> Design {

@@ -560,15 +560,7 @@ mod tests {
         let mut design = cosine_design::Design::rocksdb_like(200_000, 20_000, 60_000);
         design.block_bytes = 4096;
         design.size_ratio = 4;
-        let mut workload = CoreWorkload::named("ycsb-c").unwrap();
-        workload.record_count = 2000;
-        workload.operation_count = 500;
-        let case = Case {
-            label: "spread".into(),
-            design,
-            workload,
-            threads: 1,
-        };
+        let case = Case::one_thread("spread", design, "ycsb-c", 2000, 500).unwrap();
         let _one_at_a_time = ENGINE_RUNS.lock().unwrap_or_else(|e| e.into_inner());
         let row = run_case_loads(&case, 9, 3, SyncMode::Never, Pace::Merged).unwrap();
         assert_eq!(row["loads_spread"], json!(LOAD_SPREAD));
@@ -636,15 +628,7 @@ mod tests {
         design.compaction = cosine_design::Compaction::Hybrid;
         design.full_compaction_levels = 2;
         design.class = Some(DesignClass::Hybrid);
-        let mut workload = CoreWorkload::named("ycsb-a").unwrap();
-        workload.record_count = 3000;
-        workload.operation_count = 1000;
-        Case {
-            label: label.into(),
-            design,
-            workload,
-            threads: 1,
-        }
+        Case::one_thread(label, design, "ycsb-a", 3000, 1000).unwrap()
     }
 
     #[test]

@@ -16,7 +16,6 @@ use cosine_cost_model::IoModel;
 use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
 use cosine_engine::Engine;
 use cosine_validate::{accuracy, run_case, Case};
-use cosine_ycsb::CoreWorkload;
 
 const KEY: usize = 23;
 const VALUE: usize = 100;
@@ -130,15 +129,7 @@ fn a_tiered_tree_after_a_load_is_priced_as_the_load_left_it() {
     design.block_bytes = 4096;
     design.file_bytes = 2 << 20;
     design.validate().unwrap();
-    let mut workload = CoreWorkload::named("ycsb-c").unwrap();
-    workload.record_count = 12_000;
-    workload.operation_count = 1000;
-    let case = Case {
-        label: "tiered btree".into(),
-        design: design.clone(),
-        workload: workload.clone(),
-        threads: 1,
-    };
+    let case = Case::one_thread("tiered btree", design, "ycsb-c", 12_000, 1000).unwrap();
     let row = run_case(&case, 4).unwrap();
     let (p, m) = (
         row["predicted"].as_f64().unwrap(),
@@ -154,7 +145,7 @@ fn a_tiered_tree_after_a_load_is_priced_as_the_load_left_it() {
         },
         ..Default::default()
     }
-    .evaluate(&design, &workload.to_model())
+    .evaluate(&case.design, &case.workload.to_model())
     .unwrap()
     .per_op
     .lookup;

@@ -5,7 +5,6 @@
 
 use cosine_design::{Compaction, Design, FilePicking, LogKind, RunStrategy};
 use cosine_validate::{run_case, Case};
-use cosine_ycsb::CoreWorkload;
 
 #[test]
 fn a_partially_compacted_hash_log_is_priced_by_what_its_merges_move() {
@@ -20,15 +19,7 @@ fn a_partially_compacted_hash_log_is_priced_by_what_its_merges_move() {
     d.file_bytes = 4 << 20;
     d.filter_bytes = 0;
     d.validate().unwrap();
-    let mut workload = CoreWorkload::named("ycsb-d").unwrap();
-    workload.record_count = 20_000;
-    workload.operation_count = 5_000;
-    let case = Case {
-        label: "partial LSH".into(),
-        design: d,
-        workload,
-        threads: 1,
-    };
+    let case = Case::one_thread("partial LSH", d, "ycsb-d", 20_000, 5_000).unwrap();
     let row = run_case(&case, 0).unwrap();
     assert_eq!(row["class"], "lsh", "{row}");
     let write = &row["write"];

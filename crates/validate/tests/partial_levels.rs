@@ -6,7 +6,6 @@
 use cosine_cost_model::{DistributionAware, IoModel};
 use cosine_design::{Compaction, Design, FilePicking, LogKind, RunStrategy};
 use cosine_validate::{run_case, Case};
-use cosine_ycsb::CoreWorkload;
 
 /// A development design of the shape of the held-out cells the model priced worst (T = 2, K = Z = 1,
 /// partial, no filters, 1 MiB): its own buffer and block sizes, not a held-out cell's.
@@ -39,23 +38,9 @@ fn t2_hybrid(full_levels: u32, buffer_bytes: u64, fence_bytes: u64) -> Design {
     d
 }
 
-/// A YCSB workload of `records` records and 5,000 operations.
-fn workload(name: &str, records: u64) -> CoreWorkload {
-    let mut w = CoreWorkload::named(name).unwrap();
-    w.record_count = records;
-    w.operation_count = 5_000;
-    w
-}
-
-/// One validate cell run for real on one thread (`i` names its directory).
-fn run(label: &str, design: Design, workload: CoreWorkload, i: usize) -> serde_json::Value {
-    let case = Case {
-        label: label.into(),
-        design,
-        workload,
-        threads: 1,
-    };
-    run_case(&case, i).unwrap()
+/// A validate cell of the YCSB workload `workload` over `records` records and 5,000 operations.
+fn case(label: &str, design: Design, workload: &str, records: u64) -> Case {
+    Case::one_thread(label, design, workload, records, 5_000).unwrap()
 }
 
 /// YCSB-D after 30,000 inserts on 30,000 records: the latest keys sit in the buffer and the upper levels,
@@ -64,7 +49,7 @@ fn run(label: &str, design: Design, workload: CoreWorkload, i: usize) -> serde_j
 /// simulation of the writes (nine levels, each passed where its files cover the key and while it holds any).
 #[test]
 fn latest_lookups_pass_only_the_levels_whose_files_hold_their_key() {
-    let row = run("T = 2 partial", t2_partial(), workload("ycsb-d", 30_000), 0);
+    let row = run_case(&case("T = 2 partial", t2_partial(), "ycsb-d", 30_000), 0).unwrap();
     assert_eq!(row["class"], "btree", "{row}");
     let lookup = &row["lookup"];
     let m = lookup["measured"].as_f64().unwrap();
@@ -80,7 +65,7 @@ fn latest_lookups_pass_only_the_levels_whose_files_hold_their_key() {
 #[test]
 fn a_scan_seeks_only_the_runs_the_levels_hold() {
     let d = t2_hybrid(2, 1_279_262, 817_890);
-    let row = run("T = 2 hybrid", d, workload("ycsb-e", 20_000), 1);
+    let row = run_case(&case("T = 2 hybrid", d, "ycsb-e", 20_000), 1).unwrap();
     assert_eq!(row["class"], "btree", "{row}");
     assert!(row["scan"]["accuracy"].as_f64().unwrap() >= 0.85, "{row}");
 }
@@ -96,9 +81,9 @@ fn a_stored_key_passes_no_partial_level_above_its_own() {
     let mut d = t2_hybrid(1, 500_000, 548_576);
     d.block_bytes = 32 * 1024;
     d.validate().unwrap();
-    let workload = workload("ycsb-c", 30_000);
+    let c = case("T = 2 hybrid, after a load", d, "ycsb-c", 30_000);
     let priced = DistributionAware::new()
-        .evaluate(&d, &workload.to_model())
+        .evaluate(&c.design, &c.workload.to_model())
         .unwrap()
         .per_op
         .lookup;

@@ -6,7 +6,6 @@
 
 use cosine_design::Design;
 use cosine_validate::{run_case, Case};
-use cosine_ycsb::CoreWorkload;
 
 #[test]
 fn a_tiered_levels_versions_are_made_once() {
@@ -18,15 +17,7 @@ fn a_tiered_levels_versions_are_made_once() {
     )
     .unwrap();
     d.validate().unwrap();
-    let mut workload = CoreWorkload::named("ycsb-a").unwrap();
-    workload.record_count = 20_000;
-    workload.operation_count = 5_000;
-    let case = Case {
-        label: "seed 4 #21".into(),
-        design: d,
-        workload,
-        threads: 1,
-    };
+    let case = Case::one_thread("seed 4 #21", d, "ycsb-a", 20_000, 5_000).unwrap();
     let row = run_case(&case, 0).unwrap();
     let write = &row["write"];
     // the merges move about two blocks a write
