@@ -108,22 +108,21 @@ impl Inner {
                             (a, b + bytes)
                         }
                     });
+                // what Monkey plans for each level above: its bits over its share of the entries, and each of
+                // the runs it may gather (K) carrying at least one file's fixed overhead
                 let planned_above: f64 = (1..level)
                     .map(|j| {
                         let bits = per_level.get(j - 1).copied().unwrap_or(0.0);
-                        bits.min(MAX_BITS_PER_KEY)
-                            * entries as f64
-                            * cosine_design::shape::data_share(
-                                j as u32,
-                                levels,
-                                d.size_ratio as f64,
-                            )
-                            / 8.0
+                        let share =
+                            cosine_design::shape::data_share(j as u32, levels, d.size_ratio as f64);
+                        let runs = d.hot_runs.max(1);
+                        let files_per_run =
+                            files_for(bytes as f64 * share / runs as f64, self.file_bytes());
+                        bits.min(MAX_BITS_PER_KEY) * entries as f64 * share / 8.0
+                            + (runs * files_per_run * cosine_filters::FILTER_OVERHEAD_BYTES as u64)
+                                as f64
                     })
                     .sum();
-                let held = held_here_and_below as f64 + (held_above as f64).max(planned_above);
-                // each output file's filter also carries its fixed overhead (about as many files out as in)
-                let overhead = replaced.len() * cosine_filters::FILTER_OVERHEAD_BYTES;
                 // A level that gathers several runs (K, or Z at the last level) keeps each until the level is
                 // merged, however much the data grows meanwhile: an output there takes at most an even share of
                 // what is left among the runs the level may still receive, so the runs written while the data
@@ -139,9 +138,16 @@ impl Inner {
                         .filter(|r| r.files.iter().any(|f| !replaced.contains(&f.id)))
                         .count() as u64
                 });
-                let slots = allowed.saturating_sub(staying).max(1);
-                8.0 * (d.filter_bytes as f64 - held - overhead as f64).max(0.0)
-                    / (new_entries.max(1) * slots) as f64
+                OutputFilterBudget {
+                    filter_bytes: d.filter_bytes,
+                    held_here_and_below: held_here_and_below as u64,
+                    held_above: held_above as u64,
+                    planned_above,
+                    output_files: files_for(new_entries as f64 * entry_bytes, self.file_bytes()),
+                    entries: new_entries,
+                    slots: allowed.saturating_sub(staying).max(1),
+                }
+                .bits_per_key()
             });
             per_level
                 .get(level - 1)
@@ -179,5 +185,109 @@ impl Inner {
         } else {
             self.design.file_bytes
         }
+    }
+}
+
+/// Files of at most `file_bytes` that `bytes` of entries fill (at least one).
+fn files_for(bytes: f64, file_bytes: u64) -> u64 {
+    if file_bytes == u64::MAX || file_bytes == 0 {
+        1
+    } else {
+        ((bytes / file_bytes as f64).ceil() as u64).max(1)
+    }
+}
+
+/// What a compaction's output may spend on its filters so that every filter held in memory stays within M_BF:
+/// M_BF less what the other files of its own and deeper levels hold, less what the levels above hold or
+/// Monkey plans for them (whichever is more), less the fixed overhead of the output's own files, shared
+/// evenly among the runs the level may still receive.
+#[derive(Clone, Copy, Debug)]
+struct OutputFilterBudget {
+    /// M_BF.
+    filter_bytes: u64,
+    /// Filter bytes of the files that stay at the output's level and below.
+    held_here_and_below: u64,
+    /// Filter bytes of the files that stay above the output's level.
+    held_above: u64,
+    /// What Monkey plans for the levels above, their files' fixed overhead included.
+    planned_above: f64,
+    /// Files the output will be written as (each filter pays [`cosine_filters::FILTER_OVERHEAD_BYTES`]).
+    output_files: u64,
+    /// Entries of the output.
+    entries: u64,
+    /// Runs the level may still receive, this one included (an even share each).
+    slots: u64,
+}
+
+impl OutputFilterBudget {
+    /// Bits per key the output may take.
+    fn bits_per_key(&self) -> f64 {
+        let held =
+            self.held_here_and_below as f64 + (self.held_above as f64).max(self.planned_above);
+        let overhead = (self.output_files * cosine_filters::FILTER_OVERHEAD_BYTES as u64) as f64;
+        8.0 * (self.filter_bytes as f64 - held - overhead).max(0.0)
+            / (self.entries.max(1) * self.slots.max(1)) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Level 1's merge of three flushed runs into its one run writes one file: it pays one file's overhead, not
+    /// one per input (counting the inputs left a level-1 output of 104 entries no filter at all when the
+    /// deeper levels had left M_BF only what Monkey plans for level 1, and every absent lookup read a block).
+    #[test]
+    fn a_merge_pays_the_overhead_of_the_files_it_writes_not_of_its_inputs() {
+        let overhead = cosine_filters::FILTER_OVERHEAD_BYTES as u64;
+        // what Monkey plans for level 1: 20 bits for 400 entries, and one file's overhead
+        let planned = 20.0 * 400.0 / 8.0 + overhead as f64;
+        let budget = OutputFilterBudget {
+            filter_bytes: 100_000,
+            held_here_and_below: 100_000 - planned as u64,
+            held_above: 0,
+            planned_above: 0.0,
+            output_files: files_for(104.0 * 60.0, 4 << 20),
+            entries: 104,
+            slots: 1,
+        };
+        assert_eq!(budget.output_files, 1);
+        let bits = budget.bits_per_key();
+        assert!((bits - 20.0 * 400.0 / 104.0).abs() < 1e-9, "{bits}");
+        // as the inputs were counted (4 files: 3 flushed runs and the level's run), it had nothing left
+        let as_inputs = OutputFilterBudget {
+            output_files: 4,
+            ..budget
+        };
+        assert!(as_inputs.bits_per_key() < bits / 2.0);
+    }
+
+    #[test]
+    fn the_levels_above_keep_what_monkey_plans_for_them_or_what_they_hold() {
+        let base = OutputFilterBudget {
+            filter_bytes: 10_000,
+            held_here_and_below: 2_000,
+            held_above: 1_000,
+            planned_above: 3_000.0,
+            output_files: 2,
+            entries: 1_000,
+            slots: 4,
+        };
+        let left =
+            10_000.0 - 2_000.0 - 3_000.0 - 2.0 * cosine_filters::FILTER_OVERHEAD_BYTES as f64;
+        assert!((base.bits_per_key() - 8.0 * left / 4_000.0).abs() < 1e-9);
+        let holding_more = OutputFilterBudget {
+            held_above: 4_000,
+            ..base
+        };
+        assert!(holding_more.bits_per_key() < base.bits_per_key());
+        // nothing left: no filter, never a negative size
+        let full = OutputFilterBudget {
+            held_here_and_below: 10_000,
+            ..base
+        };
+        assert_eq!(full.bits_per_key(), 0.0);
+        assert_eq!(files_for(10.0, u64::MAX), 1);
+        assert_eq!(files_for(9.0 * 1024.0, 4096), 3);
     }
 }
