@@ -57,25 +57,30 @@ fn splitmix(x: &mut u64) -> u64 {
 }
 
 /// The body of record `n`'s value at `version`: printable letters, as YCSB's values are, 8 from each number of a
-/// splitmix stream seeded by the two (a value's length is checked through its header: [`version_word`]). Whole
-/// 8-byte chunks are mapped as fixed-size arrays (the harness fills or checks a value on every operation, so its
-/// cost is taken from the engines it measures: 0.47 µs a 1,000-byte value here, against 0.78 µs chunk by
-/// variable-length chunk; an iterator of 8-letter arrays shared by the two took 0.9 µs).
+/// splitmix stream seeded by the two (a value's length is checked through its header: [`version_word`]).
 fn fill(n: u64, version: u64, out: &mut [u8]) {
     let mut state = seed(n, version);
+    fill_from(&mut state, out);
+}
+
+/// Fills `out` from the stream at `state` (8 letters a number; a last part-number takes its first bytes) and
+/// leaves `state` where the stream goes on, so that consecutive calls on 8-byte multiples write what one call
+/// on the whole would. Two passes, the stream's bytes and then each byte mapped to a letter, so that the
+/// second vectorizes: the harness fills or checks a value on every operation, and its cost is taken from the
+/// engines it measures (0.45 µs a 1,000-byte value here against 0.8-1.7 µs mapping 8 bytes at a time).
+fn fill_from(state: &mut u64, out: &mut [u8]) {
     let mut chunks = out.chunks_exact_mut(8);
     for chunk in &mut chunks {
-        let r = splitmix(&mut state).to_le_bytes();
-        for (o, b) in chunk.iter_mut().zip(r) {
-            *o = letter(b);
-        }
+        chunk.copy_from_slice(&splitmix(state).to_le_bytes());
     }
     let rest = chunks.into_remainder();
     if !rest.is_empty() {
-        let r = splitmix(&mut state).to_le_bytes();
-        for (o, b) in rest.iter_mut().zip(r) {
-            *o = letter(b);
-        }
+        let r = splitmix(state).to_le_bytes();
+        let len = rest.len();
+        rest.copy_from_slice(&r[..len]);
+    }
+    for b in out.iter_mut() {
+        *b = letter(*b);
     }
 }
 
@@ -89,24 +94,20 @@ fn letter(b: u8) -> u8 {
     b'a' + b % 26
 }
 
-/// Whether `body` is what [`fill`] writes for record `n` at `version`, compared a chunk at a time without
-/// building the expected bytes.
+/// Bytes of the expected body [`filled`] builds on the stack at a time (a multiple of 8).
+const CHECK_PAGE: usize = 256;
+
+/// Whether `body` is what [`fill`] writes for record `n` at `version`: the expected bytes are built a page at a
+/// time on the stack and compared page by page (4× faster than comparing 8 bytes at a time as each is made:
+/// 0.5 against 1.9 µs a 1,000-byte value).
 fn filled(n: u64, version: u64, body: &[u8]) -> bool {
     let mut state = seed(n, version);
-    let mut chunks = body.chunks_exact(8);
-    for chunk in &mut chunks {
-        let r = splitmix(&mut state).to_le_bytes();
-        let mut want = [0u8; 8];
-        for (w, b) in want.iter_mut().zip(r) {
-            *w = letter(b);
-        }
-        if chunk != want {
-            return false;
-        }
-    }
-    let rest = chunks.remainder();
-    let r = splitmix(&mut state).to_le_bytes();
-    rest.iter().zip(r).all(|(&o, b)| o == letter(b))
+    let mut want = [0u8; CHECK_PAGE];
+    body.chunks(CHECK_PAGE).all(|page| {
+        let want = &mut want[..page.len()];
+        fill_from(&mut state, want);
+        page == want
+    })
 }
 
 /// Bits of the header's version word below the value's length (a version is far below 2^40).
@@ -295,6 +296,35 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The values are the same bytes as before the two-pass fill (8 letters made and written at a time), at
+    /// every length, so stored data and reports stay comparable; and every value checks whole at every length,
+    /// across the check's page boundaries.
+    #[test]
+    fn the_two_pass_fill_writes_the_one_pass_bytes_and_checks_at_every_length() {
+        fn one_pass(n: u64, version: u64, out: &mut [u8]) {
+            let mut state = seed(n, version);
+            for chunk in out.chunks_mut(8) {
+                let r = splitmix(&mut state).to_le_bytes();
+                for (o, b) in chunk.iter_mut().zip(r) {
+                    *o = letter(b);
+                }
+            }
+        }
+        for len in (0..=600).chain([999, 1000, 1001, 4096]) {
+            for (n, version) in [(0, 1), (7, 3), (123_456_789, 42)] {
+                let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+                one_pass(n, version, &mut a);
+                fill(n, version, &mut b);
+                assert_eq!(a, b, "length {len}");
+                assert!(filled(n, version, &b));
+                if len > 0 {
+                    b[len - 1] ^= 1;
+                    assert!(!filled(n, version, &b), "length {len}: last byte flipped");
+                }
+            }
+        }
+    }
 
     #[test]
     fn values_rebuild_from_their_header() {
