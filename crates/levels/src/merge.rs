@@ -3,8 +3,7 @@
 use crate::error::Result;
 use crate::runfile::{Entry, FileIter, RunFile};
 use crate::stats::IoStats;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A sorted stream of entries whose every step can fail with an I/O or corruption error: the one iterator
@@ -98,25 +97,88 @@ impl EntryIter for Source {
     }
 }
 
+/// A min-heap of source ranks ordered by their heads' keys, then by rank (the newest source first). The keys
+/// are compared where they lie, in the heads: a heap of (key, rank) pairs copied each key, an allocation per
+/// entry per merge, on every scan and compaction.
+struct RankHeap {
+    ranks: Vec<usize>,
+}
+
+impl RankHeap {
+    fn key(heads: &[Option<Entry>], rank: usize) -> &[u8] {
+        // a rank in the heap has a head (an exhausted source is never pushed)
+        heads[rank].as_ref().map_or(&[][..], |e| e.0.as_slice())
+    }
+
+    fn less(heads: &[Option<Entry>], a: usize, b: usize) -> bool {
+        (Self::key(heads, a), a) < (Self::key(heads, b), b)
+    }
+
+    fn peek(&self) -> Option<usize> {
+        self.ranks.first().copied()
+    }
+
+    fn push(&mut self, heads: &[Option<Entry>], rank: usize) {
+        self.ranks.push(rank);
+        let mut i = self.ranks.len() - 1;
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !Self::less(heads, self.ranks[i], self.ranks[parent]) {
+                break;
+            }
+            self.ranks.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    fn pop(&mut self, heads: &[Option<Entry>]) -> Option<usize> {
+        if self.ranks.is_empty() {
+            return None;
+        }
+        let top = self.ranks.swap_remove(0);
+        let n = self.ranks.len();
+        let mut i = 0;
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut least = i;
+            if l < n && Self::less(heads, self.ranks[l], self.ranks[least]) {
+                least = l;
+            }
+            if r < n && Self::less(heads, self.ranks[r], self.ranks[least]) {
+                least = r;
+            }
+            if least == i {
+                break;
+            }
+            self.ranks.swap(i, least);
+            i = least;
+        }
+        Some(top)
+    }
+}
+
 /// Merges sources given newest first: yields each key once, with its newest version (tombstones included).
 /// Generic over its sources, so a merge of merges or of any [`EntryIter`] works the same way.
 pub struct MergeIter<S: EntryIter = Source> {
     sources: Vec<S>,
     heads: Vec<Option<Entry>>,
-    heap: BinaryHeap<Reverse<(Vec<u8>, usize)>>,
+    heap: RankHeap,
 }
 
 impl<S: EntryIter> MergeIter<S> {
     /// A merge of `sources`, newest first.
     pub fn new(mut sources: Vec<S>) -> Result<Self> {
         let mut heads = Vec::with_capacity(sources.len());
-        let mut heap = BinaryHeap::new();
-        for (rank, s) in sources.iter_mut().enumerate() {
-            let e = s.next_entry()?;
-            if let Some(e) = &e {
-                heap.push(Reverse((e.0.clone(), rank)));
+        for s in sources.iter_mut() {
+            heads.push(s.next_entry()?);
+        }
+        let mut heap = RankHeap {
+            ranks: Vec::with_capacity(sources.len()),
+        };
+        for rank in 0..heads.len() {
+            if heads[rank].is_some() {
+                heap.push(&heads, rank);
             }
-            heads.push(e);
         }
         Ok(MergeIter {
             sources,
@@ -125,13 +187,13 @@ impl<S: EntryIter> MergeIter<S> {
         })
     }
 
+    /// Takes source `rank`'s head (popped from the heap) and puts its next entry in the heap.
     fn advance(&mut self, rank: usize) -> Result<Option<Entry>> {
         let taken = self.heads[rank].take();
-        let next = self.sources[rank].next_entry()?;
-        if let Some(e) = &next {
-            self.heap.push(Reverse((e.0.clone(), rank)));
+        self.heads[rank] = self.sources[rank].next_entry()?;
+        if self.heads[rank].is_some() {
+            self.heap.push(&self.heads, rank);
         }
-        self.heads[rank] = next;
         Ok(taken)
     }
 }
@@ -139,17 +201,19 @@ impl<S: EntryIter> MergeIter<S> {
 impl<S: EntryIter> EntryIter for MergeIter<S> {
     /// The next key's newest version.
     fn next_entry(&mut self) -> Result<Option<Entry>> {
-        let Some(Reverse((key, rank))) = self.heap.pop() else {
+        let Some(rank) = self.heap.pop(&self.heads) else {
             return Ok(None);
         };
         let entry = self.advance(rank)?;
-        while let Some(Reverse((k, _))) = self.heap.peek() {
-            if *k != key {
+        let Some(key) = entry.as_ref().map(|e| e.0.as_slice()) else {
+            return Ok(None);
+        };
+        // older versions of the same key, in the older sources: skipped
+        while let Some(older) = self.heap.peek() {
+            if RankHeap::key(&self.heads, older) != key {
                 break;
             }
-            let Some(Reverse((_, older))) = self.heap.pop() else {
-                break;
-            };
+            self.heap.pop(&self.heads);
             self.advance(older)?;
         }
         Ok(entry)
@@ -167,6 +231,47 @@ mod tests {
                 .collect::<Vec<_>>()
                 .into_iter(),
         ))
+    }
+
+    proptest::proptest! {
+        /// Against a model: each key once, in order, from the newest source that holds it, whatever the sources
+        /// (the heap of ranks compares keys in place; ties go to the newest).
+        #[test]
+        fn the_merge_yields_each_key_once_from_its_newest_source(
+            sources in proptest::collection::vec(
+                proptest::collection::btree_map(
+                    proptest::collection::vec(0u8..4, 0..3),
+                    proptest::option::of(0u8..255),
+                    0..12,
+                ),
+                0..7,
+            )
+        ) {
+            let mut want = std::collections::BTreeMap::new();
+            for (rank, src) in sources.iter().enumerate() {
+                for (k, v) in src {
+                    want.entry(k.clone()).or_insert((rank as u64, v.map(|v| vec![v])));
+                }
+            }
+            let merge_sources = sources
+                .iter()
+                .enumerate()
+                .map(|(rank, src)| {
+                    let entries: Vec<Entry> = src
+                        .iter()
+                        .map(|(k, v)| (k.clone(), rank as u64, v.map(|v| vec![v])))
+                        .collect();
+                    Source::Lazy(Box::new(entries.into_iter()))
+                })
+                .collect();
+            let mut m = MergeIter::new(merge_sources).unwrap();
+            let mut got = Vec::new();
+            while let Some(e) = m.next_entry().unwrap() {
+                got.push(e);
+            }
+            let want: Vec<Entry> = want.into_iter().map(|(k, (seq, v))| (k, seq, v)).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]

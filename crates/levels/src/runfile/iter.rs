@@ -33,7 +33,8 @@ pub const SCAN_READAHEAD_MAX: u64 = 256 << 10;
 pub struct FileIter {
     file: Arc<RunFile>,
     blocks: Blocks,
-    block: std::vec::IntoIter<Entry>,
+    /// The block being read and the next entry in it.
+    block: Option<(Block, usize)>,
     start: Option<Vec<u8>>,
     stats: Option<(Arc<IoStats>, usize, bool)>,
     /// Data blocks this iterator has read.
@@ -87,7 +88,7 @@ impl FileIter {
         Ok(FileIter {
             file,
             blocks,
-            block: Vec::new().into_iter(),
+            block: None,
             start: start.map(|s| s.to_vec()),
             stats,
             read: 0,
@@ -113,7 +114,7 @@ impl FileIter {
 
     /// Reads block `h`: a compaction through the sequential handle, a scan through the lookups' handle with its
     /// own growing readahead.
-    fn read(&mut self, h: BlockHandle) -> Result<Vec<Entry>> {
+    fn read(&mut self, h: BlockHandle) -> Result<Block> {
         self.read += 1;
         if self.compaction() {
             return self.file.read_block_sequentially(h);
@@ -193,20 +194,29 @@ impl FileIter {
 impl crate::merge::EntryIter for FileIter {
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
-            if let Some(e) = self.block.next() {
-                if let Some(s) = &self.start {
-                    if e.0 < *s {
-                        continue;
-                    }
-                    self.start = None;
+            if let Some((block, next)) = &mut self.block {
+                if *next < block.len() {
+                    let e = block.entry(*next);
+                    *next += 1;
+                    return Ok(Some(e));
                 }
-                return Ok(Some(e));
             }
             let Some(h) = self.next_handle()? else {
                 return Ok(None);
             };
             self.count(false);
-            self.block = self.read(h)?.into_iter();
+            let block = self.read(h)?;
+            // a seek starts at the first key at or after its start, found in place: the entries before it
+            // are never copied (a block past the start's holds none before it; the start is done with once
+            // a block holds an entry at or after it)
+            let next = match &self.start {
+                Some(s) => block.lower_bound(s),
+                None => 0,
+            };
+            if next < block.len() {
+                self.start = None;
+            }
+            self.block = Some((block, next));
         }
     }
 }

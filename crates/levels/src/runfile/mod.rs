@@ -13,6 +13,7 @@
 //!                      then (u64 off, u32 len) for top, filter, hash and meta, then u32 CRC of the footer
 //! ```
 
+mod block;
 mod iter;
 mod locate;
 mod reader;
@@ -20,6 +21,7 @@ mod reader;
 mod tests;
 mod writer;
 
+pub use block::Block;
 pub use iter::{expected_readahead, FileIter, SCAN_READAHEAD_MAX};
 pub use writer::RunFileWriter;
 

@@ -25,36 +25,6 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Decodes a data block's payload into entries.
-pub(super) fn decode_block(payload: &[u8]) -> Option<Vec<Entry>> {
-    let mut c = Cursor {
-        buf: payload,
-        pos: 0,
-    };
-    let n = c.u32()? as usize;
-    if n > payload.len() / 17 + 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let kind = *c.take(1)?.first()?;
-        let seq = c.u64()?;
-        let klen = c.u32()? as usize;
-        let vlen = c.u32()? as usize;
-        let key = c.take(klen)?.to_vec();
-        let value = match kind {
-            1 => Some(c.take(vlen)?.to_vec()),
-            0 if vlen == 0 => None,
-            _ => return None,
-        };
-        if out.last().is_some_and(|(k, _, _): &Entry| *k >= key) {
-            return None;
-        }
-        out.push((key, seq, value));
-    }
-    (c.pos == payload.len()).then_some(out)
-}
-
 impl RunFile {
     /// Opens a file, verifying its footer, meta section and top index; loads its hash index if it has one.
     pub fn open(storage: &Storage, path: &Path, id: u64) -> Result<Self> {
@@ -271,13 +241,13 @@ impl RunFile {
     }
 
     /// Reads and decodes one data block, verifying its checksum.
-    pub fn read_block(&self, h: BlockHandle) -> Result<Vec<Entry>> {
+    pub fn read_block(&self, h: BlockHandle) -> Result<Block> {
         self.read_block_from(self.file.as_ref(), h)
     }
 
     /// Reads a data block through the file's sequential handle (compactions: the kernel reads ahead), opened on
     /// first use.
-    pub fn read_block_sequentially(&self, h: BlockHandle) -> Result<Vec<Entry>> {
+    pub fn read_block_sequentially(&self, h: BlockHandle) -> Result<Block> {
         let file = match self.sequential.get() {
             Some(f) => f,
             None => {
@@ -295,9 +265,9 @@ impl RunFile {
         let _ = self.file.prefetch(offset, len);
     }
 
-    fn read_block_from(&self, file: &dyn ReadFile, h: BlockHandle) -> Result<Vec<Entry>> {
+    fn read_block_from(&self, file: &dyn ReadFile, h: BlockHandle) -> Result<Block> {
         let bytes = read_section(file, &self.path, (h.offset, h.len))?;
-        decode_block(&bytes)
+        Block::parse(bytes)
             .ok_or_else(|| corrupt(&self.path, h.offset, "data block does not decode"))
     }
 
@@ -342,14 +312,11 @@ impl RunFile {
             };
             IoStats::bump_read(&counters.block_reads);
             let block = self.read_block(handle)?;
-            match block.binary_search_by(|e| e.0.as_slice().cmp(key)) {
-                Ok(i) => {
-                    let (_, seq, v) = &block[i];
-                    Ok(ControlFlow::Break(Some((*seq, v.clone()))))
-                }
+            match block.get(key) {
+                Some(found) => Ok(ControlFlow::Break(Some(found))),
                 // a hash index's next candidate may hold it; fences name only this block
-                Err(_) if locator.is_hash() => Ok(ControlFlow::Continue(())),
-                Err(_) => {
+                None if locator.is_hash() => Ok(ControlFlow::Continue(())),
+                None => {
                     if filtered {
                         IoStats::bump(&counters.false_positives);
                     }
