@@ -99,6 +99,12 @@ struct Args {
     /// and reported as timed out.
     #[arg(long, default_value_t = 1800)]
     cell_timeout: u64,
+    /// Instead of running the engines: for each workload, the floor no engine can go below under the memory
+    /// cap (or --memory without one): the records a perfect cache of all those bytes holds, the most of the
+    /// point reads it answers under the workload's request distribution, and the point reads an operation
+    /// that reach the device even then.
+    #[arg(long)]
+    ceiling: bool,
     /// (internal) Run one cell, ENGINE:WORKLOAD:ROUND, in this process and print its JSON row.
     #[arg(long, hide = true)]
     cell: Option<String>,
@@ -376,6 +382,37 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     Ok(())
 }
 
+/// `--ceiling`: each workload's device-read floor under the memory a cell may use.
+fn print_ceiling(a: &Args, workloads: &[CoreWorkload]) {
+    let memory = a.memory_cap.unwrap_or(a.memory);
+    println!(
+        "A perfect cache of all {} MiB ({}) over {} records: the most of the point reads it answers, and the point reads an operation that reach the device even then (scans not bounded)",
+        memory >> 20,
+        if a.memory_cap.is_some() { "the cap" } else { "--memory" },
+        a.records
+    );
+    println!(
+        "| workload | distribution | records cached | hit ceiling | device reads/op at least |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    for w in workloads {
+        let f = cosine_ycsb::ceiling::read_floor(w, a.records, memory);
+        let scans = if w.scan > 0.0 {
+            format!(" (and {:.0}% scans, not bounded)", 100.0 * w.scan)
+        } else {
+            String::new()
+        };
+        println!(
+            "| {} | {:?} | {} | {:.1}% | {:.3}{scans} |",
+            w.name,
+            w.distribution,
+            f.cached_records,
+            100.0 * f.hit_ceiling,
+            f.device_reads_per_op
+        );
+    }
+}
+
 fn dir_bytes(dir: &std::path::Path) -> u64 {
     std::fs::read_dir(dir)
         .map(|rd| {
@@ -504,6 +541,17 @@ fn real_main() -> Result<()> {
     let a = Args::parse();
     if let Some(cell) = &a.cell {
         return run_cell(&a, cell);
+    }
+    if a.ceiling {
+        let workloads: Vec<CoreWorkload> = a
+            .workloads
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|n| workload(&a, n))
+            .collect::<Result<_>>()?;
+        print_ceiling(&a, &workloads);
+        return Ok(());
     }
     let engines: Vec<String> = a
         .engines

@@ -95,3 +95,44 @@ fn a_tiny_capped_run_reaches_the_device_and_verifies_every_read() {
         assert!(reads > 0.5, "{engine}: {reads} block reads a lookup");
     }
 }
+
+/// `--ceiling` prints each workload's device-read floor without running an engine: a perfect cache of 1 MiB
+/// over 20,000 YCSB-C records answers about a third of the reads, never all; the recency skew of D far more.
+#[test]
+fn the_ceiling_prints_each_workloads_floor_without_running_an_engine() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cosine-peers"))
+        .args([
+            "--ceiling",
+            "--records",
+            "20000",
+            "--memory",
+            "1048576",
+            "--workloads",
+            "ycsb-c,ycsb-d,ycsb-e",
+        ])
+        .output()
+        .expect("cosine-peers runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |name: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("no {name} row in {text}"))
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let hit = |r: &[String]| r[4].trim_end_matches('%').parse::<f64>().expect("a share");
+    let c = row("ycsb-c");
+    // 1 MiB holds 1,024 records of 1,024 bytes
+    assert_eq!(c[3], "1024");
+    assert!((20.0..50.0).contains(&hit(&c)), "{c:?}");
+    let reads: f64 = c[5].parse().expect("reads an operation");
+    assert!((reads - (1.0 - hit(&c) / 100.0)).abs() < 1e-3, "{c:?}");
+    assert!(hit(&row("ycsb-d")) > hit(&c));
+    assert!(row("ycsb-e")[5].contains("scans, not bounded"));
+}

@@ -6,6 +6,7 @@
 #![deny(clippy::unwrap_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod ceiling;
 pub mod verify;
 pub mod workload;
 

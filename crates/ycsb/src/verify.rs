@@ -16,12 +16,14 @@
 //! - a read-modify-write checks the value it read as a read does.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::{Mutex, MutexGuard, OnceLock, RwLock};
 
 /// Bytes of a value's header: record number and version.
 pub const HEADER_BYTES: usize = 16;
 
 const CHUNK: usize = 1 << 16;
+/// Chunks reached without a lock (268 M records); records beyond them take a locked overflow.
+const DIRECT_CHUNKS: usize = 4096;
 const STRIPES: usize = 4096;
 
 /// Per-record version acknowledged (0: none yet).
@@ -33,7 +35,10 @@ struct Slot {
 /// What the harness knows it wrote: per record the version acknowledged, the largest key
 /// acknowledged, and the locks that serialize writes to one record.
 pub struct Ledger {
-    chunks: RwLock<Vec<Box<[Slot]>>>,
+    /// Every client thread reads a slot on every operation: the first chunks are set once and then read
+    /// without a lock (a shared read lock's counter bounced between the cores: 7% of a YCSB-E run's CPU).
+    chunks: Box<[OnceLock<Box<[Slot]>>]>,
+    overflow: RwLock<Vec<Box<[Slot]>>>,
     stripes: Vec<Mutex<()>>,
     max_key: Mutex<Vec<u8>>,
 }
@@ -41,7 +46,8 @@ pub struct Ledger {
 impl Default for Ledger {
     fn default() -> Self {
         Ledger {
-            chunks: RwLock::new(Vec::new()),
+            chunks: (0..DIRECT_CHUNKS).map(|_| OnceLock::new()).collect(),
+            overflow: RwLock::new(Vec::new()),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             max_key: Mutex::new(Vec::new()),
         }
@@ -154,15 +160,20 @@ pub fn check_value(value: &[u8]) -> Result<(u64, u64), String> {
 impl Ledger {
     fn with_slot<T>(&self, n: u64, f: impl FnOnce(&Slot) -> T) -> T {
         let (c, i) = ((n as usize) / CHUNK, (n as usize) % CHUNK);
+        let new_chunk = || (0..CHUNK).map(|_| Slot::default()).collect::<Box<[Slot]>>();
+        if let Some(chunk) = self.chunks.get(c) {
+            return f(&chunk.get_or_init(new_chunk)[i]);
+        }
+        let c = c - DIRECT_CHUNKS;
         {
-            let chunks = self.chunks.read().unwrap_or_else(|p| p.into_inner());
+            let chunks = self.overflow.read().unwrap_or_else(|p| p.into_inner());
             if let Some(chunk) = chunks.get(c) {
                 return f(&chunk[i]);
             }
         }
-        let mut chunks = self.chunks.write().unwrap_or_else(|p| p.into_inner());
+        let mut chunks = self.overflow.write().unwrap_or_else(|p| p.into_inner());
         while chunks.len() <= c {
-            chunks.push((0..CHUNK).map(|_| Slot::default()).collect());
+            chunks.push(new_chunk());
         }
         f(&chunks[c][i])
     }
@@ -399,9 +410,14 @@ mod tests {
         assert!(l
             .check_read(5, floor, Some(&make_value(6, v2, 32)))
             .is_err());
-        // records far apart live in different chunks
+        // records far apart live in different chunks, those past the lock-free ones in the overflow
         let _h = l.lock(1 << 20);
         assert_eq!(l.issue(1 << 20), 1);
+        let far = (DIRECT_CHUNKS * CHUNK + 3) as u64;
+        assert_eq!(l.acknowledged(far), 0);
+        l.acknowledge(far, 2, b"far");
+        assert_eq!(l.acknowledged(far), 2);
+        assert_eq!(l.acknowledged(far + CHUNK as u64), 0);
     }
 
     #[test]
