@@ -17,19 +17,20 @@ pub(super) struct BufferCursor {
 }
 
 impl BufferCursor {
+    /// A cursor whose first page is `first` entries (at least 2: the merge needs the buffer's next key
+    /// past the scan's end to know it is done), doubling from there up to a bounded page.
     pub(super) fn new(
         buffer: Arc<Buffer>,
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
-        limit: usize,
+        first: usize,
     ) -> Self {
         BufferCursor {
             buffer,
             next: start.map(<[u8]>::to_vec),
             end: end.map(<[u8]>::to_vec),
             chunk: Vec::new().into_iter(),
-            // a scan's limit (and one more) in one page when it is small; never more than a bounded page
-            batch: limit.saturating_add(1).clamp(16, MAX_PAGE),
+            batch: first.clamp(2, MAX_PAGE),
             exhausted: false,
         }
     }
@@ -151,22 +152,34 @@ impl Inner {
             Bound::Included(k) | Bound::Excluded(k) => Some(k),
             Bound::Unbounded => None,
         };
+        // A scan of a known length expects each run and each buffer to hold its share of the entries it yields
+        // (its entries over all the runs' and buffers': versions and tombstones counted, a heuristic). A limit
+        // at or above everything stored says nothing of the scan's length (a range read whole, `usize::MAX`):
+        // no hint then.
+        let buffered: u64 = buffers.iter().map(|b| b.len() as u64).sum();
+        let expect = expect.and_then(|n| {
+            let stored = version.entries() + buffered;
+            (stored > 0 && (n as u64) < stored).then_some((n as f64, stored as f64))
+        });
         let mut sources = Vec::new();
         for b in buffers {
+            // a buffer's first page is its share of the scan and one more (a scan of 50 entries over a buffer
+            // holding 1% of the data copies 2 entries from it, not 51 with their values); without a hint, the
+            // scan's limit and one more, at least 16
+            let first = match expect {
+                _ if std::env::var_os("COSINE_OLD_PAGE").is_some() => {
+                    chunk.saturating_add(1).max(16)
+                }
+                Some((n, stored)) => (n * b.len() as f64 / stored).ceil() as usize + 1,
+                None => chunk.saturating_add(1).max(16),
+            };
             sources.push(Source::Lazy(Box::new(BufferCursor::new(
                 b.clone(),
                 start,
                 end,
-                chunk,
+                first,
             ))));
         }
-        // A scan of a known length expects each run to hold its share of the entries it yields (its entries over
-        // all the runs': versions and tombstones counted, a heuristic). A limit at or above everything stored
-        // says nothing of the scan's length (a range read whole, `usize::MAX`): no hint then.
-        let expect = expect.and_then(|n| {
-            let stored = version.entries();
-            (stored > 0 && (n as u64) < stored).then_some((n as f64, stored as f64))
-        });
         for (i, level) in version.levels.iter().enumerate() {
             for run in &level.runs {
                 let it = RunIter::new(
