@@ -138,12 +138,27 @@ impl Inner {
                         .filter(|r| r.files.iter().any(|f| !replaced.contains(&f.id)))
                         .count() as u64
                 });
+                // the files the output is written as, at most: its inputs' bytes over the file size, and one
+                // partial file more for each further key range the merge is split into (each range ends with
+                // its own file; `split_ranges` makes at most this many)
+                let input_bytes: u64 = v
+                    .levels
+                    .iter()
+                    .flat_map(|l| l.runs.iter().flat_map(|r| r.files.iter()))
+                    .filter(|f| replaced.contains(&f.id))
+                    .map(|f| f.meta.size)
+                    .sum();
+                let file_bytes = self.file_bytes();
+                let ranges = (self.compaction_threads() as u64)
+                    .min((input_bytes / file_bytes.max(1)).max(1))
+                    .max(1);
+                let output_files = files_for(input_bytes as f64, file_bytes) + ranges - 1;
                 OutputFilterBudget {
                     filter_bytes: d.filter_bytes,
                     held_here_and_below: held_here_and_below as u64,
                     held_above: held_above as u64,
                     planned_above,
-                    output_files: files_for(new_entries as f64 * entry_bytes, self.file_bytes()),
+                    output_files,
                     entries: new_entries,
                     slots: allowed.saturating_sub(staying).max(1),
                 }

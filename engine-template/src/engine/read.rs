@@ -163,15 +163,16 @@ impl Inner {
         });
         let mut sources = Vec::new();
         for b in buffers {
-            // a buffer's first page is its share of the scan and one more (a scan of 50 entries over a buffer
-            // holding 1% of the data copies 2 entries from it, not 51 with their values); without a hint, the
-            // scan's limit and one more, at least 16
-            let first = match expect {
-                _ if std::env::var_os("COSINE_OLD_PAGE").is_some() => {
-                    chunk.saturating_add(1).max(16)
+            // a sorted buffer's first page is its share of the scan and one more (a scan of 50 entries over a
+            // buffer holding 1% of the data copies 2 entries from it, not 51 with their values); a hash-log
+            // buffer passes over all its keys for every page, so it keeps one page of the scan's limit and one
+            // more (at least 16), as does a scan without a hint
+            let whole = chunk.saturating_add(1).max(16);
+            let first = match (expect, &**b) {
+                (Some((n, stored)), Buffer::Sorted(_)) => {
+                    (n * b.len() as f64 / stored).ceil() as usize + 1
                 }
-                Some((n, stored)) => (n * b.len() as f64 / stored).ceil() as usize + 1,
-                None => chunk.saturating_add(1).max(16),
+                _ => whole,
             };
             sources.push(Source::Lazy(Box::new(BufferCursor::new(
                 b.clone(),
