@@ -29,7 +29,8 @@ pub const SCAN_READAHEAD_MAX: u64 = 256 << 10;
 /// many each time it reaches the end of what it asked for, up to [`SCAN_READAHEAD_MAX`]. A short scan so reads
 /// about what it uses, where the kernel's window brought in up to 128 KiB per file touched. A scan that knows
 /// how many entries it expects from the file ([`FileIter::expecting`]) asks for the blocks they take at its
-/// first block instead, all at once: the blocks arrive in one round trip to the device, not one per window.
+/// first block instead, all at once: the blocks arrive in one round trip to the device, not one per window
+/// ([`Readahead`] decides).
 pub struct FileIter {
     file: Arc<RunFile>,
     blocks: Blocks,
@@ -37,12 +38,8 @@ pub struct FileIter {
     block: Option<(Block, usize)>,
     start: Option<Vec<u8>>,
     stats: Option<(Arc<IoStats>, usize, bool)>,
-    /// Data blocks this iterator has read.
-    read: u64,
-    /// The file offset up to which the scan has asked the OS to read ahead, and the next window.
-    ahead: (u64, u64),
-    /// Bytes to read ahead at the first block (0: the window grows from the second block).
-    first_window: u64,
+    /// What the scan asks the OS to read ahead of the blocks it reads.
+    ahead: Readahead,
     /// Where the data blocks end, when the file's fences are in memory: no scan reads ahead past them (into
     /// the index and filter sections, held in memory already).
     data_end: Option<u64>,
@@ -63,6 +60,87 @@ pub fn expected_readahead(entries: f64, meta: &FileMeta, data_bytes: Option<u64>
     }
     let block = data_bytes.unwrap_or(meta.size) as f64 / f64::from(meta.data_blocks);
     ((entries / per_block).ceil() * block).min(SCAN_READAHEAD_MAX as f64) as u64
+}
+
+/// What a scan in one file asks the OS to read ahead of the blocks it reads (a pure policy; [`FileIter`] carries
+/// it out).
+///
+/// Without a hint a scan streams, RocksDB-style: nothing ahead of its first block, then from its second block
+/// on the next [`SCAN_READAHEAD_START`] bytes, asked for again, twice as many, each time it reads the last
+/// block of what it asked for, up to [`SCAN_READAHEAD_MAX`]. With a hint (the bytes past its first block that
+/// the entries it expects take) it asks at its first block for that block and the hint in one request, and
+/// nothing more while it reads within them: the hint covers what it expects, so reaching the hint's last block
+/// says nothing of needing more (streaming on from there asked for twice the hint each time a scan read its
+/// whole share, and most such scans stop a block later). A scan that reads past the hint streams from there as
+/// a scan without one does from its first block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Readahead {
+    /// The offset up to which the OS was asked to read (0: nothing asked yet).
+    until: u64,
+    /// The next window a streaming scan asks for.
+    window: u64,
+    /// The hint's bytes, until the scan reads its first block.
+    first: Option<u64>,
+    /// Within a hint's window: no readahead until a block starts past `until`.
+    hinted: bool,
+    /// Blocks read since streaming began.
+    streamed: u64,
+}
+
+impl Default for Readahead {
+    /// A scan without a hint.
+    fn default() -> Self {
+        Readahead {
+            until: 0,
+            window: SCAN_READAHEAD_START,
+            first: None,
+            hinted: false,
+            streamed: 0,
+        }
+    }
+}
+
+impl Readahead {
+    /// A scan whose expected entries take `bytes` past its first block ([`expected_readahead`]; 0: no hint).
+    pub fn expecting(bytes: u64) -> Self {
+        Readahead {
+            first: (bytes > 0).then_some(bytes),
+            ..Readahead::default()
+        }
+    }
+
+    /// The scan reads the block at `offset..end`; returns the range (offset, length) to ask the OS for, if
+    /// any, never past `data_end` where it is known.
+    pub fn on_read(&mut self, offset: u64, end: u64, data_end: Option<u64>) -> Option<(u64, u64)> {
+        let clamp = |from: u64, len: u64| data_end.map_or(len, |d| len.min(d.saturating_sub(from)));
+        if let Some(bytes) = self.first.take() {
+            // one request for this block and the hint after it: the block the scan reads now is not held up
+            // behind a separate request for the rest
+            let window = clamp(end, bytes);
+            self.until = end + window;
+            self.hinted = true;
+            return Some((offset, end - offset + window));
+        }
+        if self.hinted {
+            if offset < self.until {
+                return None;
+            }
+            // past the hint: stream from here, this block read alone as a first block is
+            self.hinted = false;
+            self.until = 0;
+            self.streamed = 1;
+            return None;
+        }
+        self.streamed += 1;
+        if self.streamed >= 2 && end >= self.until {
+            let window = self.window;
+            self.until = end + window;
+            self.window = (window * 2).min(SCAN_READAHEAD_MAX);
+            let len = clamp(end, window);
+            return (len > 0).then_some((end, len));
+        }
+        None
+    }
 }
 
 impl FileIter {
@@ -91,20 +169,19 @@ impl FileIter {
             block: None,
             start: start.map(|s| s.to_vec()),
             stats,
-            read: 0,
-            ahead: (0, SCAN_READAHEAD_START),
-            first_window: 0,
+            ahead: Readahead::default(),
             data_end: None,
         })
     }
 
     /// This iterator for a scan that expects `entries` entries from the file: it reads ahead
-    /// [`expected_readahead`] bytes at its first block, then grows its window from there.
+    /// [`expected_readahead`] bytes at its first block, and streams only once it reads past them.
     pub fn expecting(mut self, entries: f64) -> Self {
         if let Blocks::Resident { fences, .. } = &self.blocks {
             self.data_end = fences.handles().last().map(|h| h.offset + u64::from(h.len));
         }
-        self.first_window = expected_readahead(entries, &self.file.meta, self.data_end);
+        self.ahead =
+            Readahead::expecting(expected_readahead(entries, &self.file.meta, self.data_end));
         self
     }
 
@@ -115,27 +192,12 @@ impl FileIter {
     /// Reads block `h`: a compaction through the sequential handle, a scan through the lookups' handle with its
     /// own growing readahead.
     fn read(&mut self, h: BlockHandle) -> Result<Block> {
-        self.read += 1;
         if self.compaction() {
             return self.file.read_block_sequentially(h);
         }
         let end = h.offset + u64::from(h.len);
-        if self.read == 1 && self.first_window > 0 {
-            // (never past the data blocks, where they are known)
-            let window = self.data_end.map_or(self.first_window, |d| {
-                self.first_window.min(d.saturating_sub(end))
-            });
-            // one request for this block and the window after it: the block the scan reads now is not held
-            // up behind a separate request for the rest
-            self.file.prefetch(h.offset, end - h.offset + window);
-            self.ahead = (
-                end + window,
-                (window * 2).clamp(SCAN_READAHEAD_START, SCAN_READAHEAD_MAX),
-            );
-        } else if self.read >= 2 && end >= self.ahead.0 {
-            let window = self.ahead.1;
-            self.file.prefetch(end, window);
-            self.ahead = (end + window, (window * 2).min(SCAN_READAHEAD_MAX));
+        if let Some((offset, len)) = self.ahead.on_read(h.offset, end, self.data_end) {
+            self.file.prefetch(offset, len);
         }
         self.file.read_block(h)
     }

@@ -22,7 +22,7 @@ mod tests;
 mod writer;
 
 pub use block::Block;
-pub use iter::{expected_readahead, FileIter, SCAN_READAHEAD_MAX};
+pub use iter::{expected_readahead, FileIter, Readahead, SCAN_READAHEAD_MAX, SCAN_READAHEAD_START};
 pub use writer::RunFileWriter;
 
 use crate::error::{io, Error, Result};

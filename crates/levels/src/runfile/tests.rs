@@ -288,6 +288,57 @@ fn a_scan_of_known_length_reads_ahead_what_its_entries_take() {
     }
 }
 
+/// Blocks of 4 KiB from offset 0: what a scan that reads blocks `from..to` asks the OS for.
+fn asked(mut r: super::Readahead, from: u64, to: u64, data_end: Option<u64>) -> Vec<(u64, u64)> {
+    (from..to)
+        .filter_map(|b| r.on_read(b * 4096, (b + 1) * 4096, data_end))
+        .collect()
+}
+
+#[test]
+fn a_scan_without_a_hint_streams_from_its_second_block_doubling_its_window() {
+    use super::{SCAN_READAHEAD_MAX, SCAN_READAHEAD_START as S};
+    let r = super::Readahead::default();
+    // nothing at the first block; at the second the next window; again, twice as large, at each window's last
+    // block (8 KiB = 2 blocks, then 16, 32, ...)
+    assert_eq!(asked(r, 0, 1, None), vec![]);
+    assert_eq!(
+        asked(r, 0, 8, None),
+        vec![(2 * 4096, S), (4 * 4096, 2 * S), (8 * 4096, 4 * S)]
+    );
+    let long = asked(r, 0, 4096, None);
+    assert!(long.iter().all(|&(_, len)| len <= SCAN_READAHEAD_MAX));
+    assert_eq!(long.last().unwrap().1, SCAN_READAHEAD_MAX);
+    // every block past the second was asked for before the scan read it
+    let covered = |b: u64| {
+        long.iter()
+            .any(|&(o, l)| o <= b * 4096 && (b + 1) * 4096 <= o + l)
+    };
+    assert!((2..4096).all(covered));
+}
+
+#[test]
+fn a_scan_with_a_hint_asks_once_and_streams_only_past_it() {
+    use super::SCAN_READAHEAD_START as S;
+    // a hint of 3 blocks past the first: one request for 4 blocks, then nothing while the scan reads them,
+    // even the last (a scan reading its whole share most often stops there)
+    let r = super::Readahead::expecting(3 * 4096);
+    assert_eq!(asked(r, 10, 14, None), vec![(10 * 4096, 4 * 4096)]);
+    // past the hint: the first block past is read alone, the next streams as a scan without a hint does
+    assert_eq!(asked(r, 10, 15, None), vec![(10 * 4096, 4 * 4096)]);
+    assert_eq!(
+        asked(r, 10, 16, None),
+        vec![(10 * 4096, 4 * 4096), (16 * 4096, S)]
+    );
+    // never past the data blocks' end
+    assert_eq!(
+        asked(r, 10, 12, Some(12 * 4096)),
+        vec![(10 * 4096, 2 * 4096)]
+    );
+    // no hint (0 bytes): as a scan without one
+    assert_eq!(super::Readahead::expecting(0), super::Readahead::default());
+}
+
 #[test]
 fn an_entry_takes_its_header_and_its_bytes_as_the_cost_model_counts() {
     let dir = tempfile::tempdir().unwrap();
