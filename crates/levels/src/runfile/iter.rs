@@ -71,17 +71,21 @@ pub fn expected_readahead(entries: f64, meta: &FileMeta, data_bytes: Option<u64>
 /// the entries it expects take) it asks at its first block for that block and the hint in one request, and
 /// nothing more while it reads within them: the hint covers what it expects, so reaching the hint's last block
 /// says nothing of needing more (streaming on from there asked for twice the hint each time a scan read its
-/// whole share, and most such scans stop a block later). A scan that reads past the hint streams from there as
-/// a scan without one does from its first block.
+/// whole share). A scan that reads past the hint streams from there as a scan without one does from its first
+/// block: the block past the hint and the one after it are read each on its own, an accepted cost for scans
+/// longer than their share (the hint is a run's mean share), then windows from the second on. Every request
+/// stops at the data blocks' end where it is known (a scan whose iterator was given a share knows it, even
+/// when the share fits in its first block): the index and filter sections after them are in memory already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Readahead {
-    /// The offset up to which the OS was asked to read (0: nothing asked yet).
+    /// Where the window last asked for ends: the scan asks again on reading a block that reaches it (0 before
+    /// the first window of a stream).
     until: u64,
     /// The next window a streaming scan asks for.
     window: u64,
     /// The hint's bytes, until the scan reads its first block.
     first: Option<u64>,
-    /// Within a hint's window: no readahead until a block starts past `until`.
+    /// Within a hint's window: no readahead until a block starts at or past `until`.
     hinted: bool,
     /// Blocks read since streaming began.
     streamed: u64,
@@ -119,7 +123,8 @@ impl Readahead {
             let window = clamp(end, bytes);
             self.until = end + window;
             self.hinted = true;
-            return Some((offset, end - offset + window));
+            // (the block alone, as the first block is at the data's end: the read that follows asks for it)
+            return (window > 0).then_some((offset, end - offset + window));
         }
         if self.hinted {
             if offset < self.until {

@@ -330,11 +330,19 @@ fn a_scan_with_a_hint_asks_once_and_streams_only_past_it() {
         asked(r, 10, 16, None),
         vec![(10 * 4096, 4 * 4096), (16 * 4096, S)]
     );
-    // never past the data blocks' end
+    // never past the data blocks' end, and nothing at all where the first block is the last
     assert_eq!(
         asked(r, 10, 12, Some(12 * 4096)),
         vec![(10 * 4096, 2 * 4096)]
     );
+    assert_eq!(asked(r, 10, 11, Some(11 * 4096)), vec![]);
+    // a stream knowing the data's end (a share that fits in the first block) stops its windows there
+    let r = super::Readahead::default();
+    assert_eq!(
+        asked(r, 0, 5, Some(5 * 4096)),
+        vec![(2 * 4096, 2 * 4096), (4 * 4096, 4096)]
+    );
+    assert_eq!(asked(r, 0, 2, Some(2 * 4096)), vec![]);
     // no hint (0 bytes): as a scan without one
     assert_eq!(super::Readahead::expecting(0), super::Readahead::default());
 }
