@@ -78,28 +78,33 @@ pub fn expected_readahead(entries: f64, meta: &FileMeta, data_bytes: Option<u64>
 /// when the share fits in its first block): the index and filter sections after them are in memory already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Readahead {
-    /// Where the window last asked for ends: the scan asks again on reading a block that reaches it (0 before
-    /// the first window of a stream).
+    phase: Phase,
+    /// Where the window last asked for ends: a streaming scan asks again on reading a block that reaches it.
     until: u64,
     /// The next window a streaming scan asks for.
     window: u64,
-    /// The hint's bytes, until the scan reads its first block.
-    first: Option<u64>,
-    /// Within a hint's window: no readahead until a block starts at or past `until`.
-    hinted: bool,
-    /// Blocks read since streaming began.
-    streamed: u64,
+}
+
+/// Where a scan is in its readahead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// A hint of this many bytes past the first block, before the scan reads it.
+    Hint(u64),
+    /// Reading within the hint's window: nothing more until a block starts at or past `until`.
+    WithinHint,
+    /// The next block is a stream's first, read alone.
+    StreamStart,
+    /// Streaming: a window each time a block reaches `until`.
+    Stream,
 }
 
 impl Default for Readahead {
     /// A scan without a hint.
     fn default() -> Self {
         Readahead {
+            phase: Phase::StreamStart,
             until: 0,
             window: SCAN_READAHEAD_START,
-            first: None,
-            hinted: false,
-            streamed: 0,
         }
     }
 }
@@ -108,7 +113,11 @@ impl Readahead {
     /// A scan whose expected entries take `bytes` past its first block ([`expected_readahead`]; 0: no hint).
     pub fn expecting(bytes: u64) -> Self {
         Readahead {
-            first: (bytes > 0).then_some(bytes),
+            phase: if bytes > 0 {
+                Phase::Hint(bytes)
+            } else {
+                Phase::StreamStart
+            },
             ..Readahead::default()
         }
     }
@@ -117,34 +126,33 @@ impl Readahead {
     /// any, never past `data_end` where it is known.
     pub fn on_read(&mut self, offset: u64, end: u64, data_end: Option<u64>) -> Option<(u64, u64)> {
         let clamp = |from: u64, len: u64| data_end.map_or(len, |d| len.min(d.saturating_sub(from)));
-        if let Some(bytes) = self.first.take() {
-            // one request for this block and the hint after it: the block the scan reads now is not held up
-            // behind a separate request for the rest
-            let window = clamp(end, bytes);
-            self.until = end + window;
-            self.hinted = true;
-            // (the block alone, as the first block is at the data's end: the read that follows asks for it)
-            return (window > 0).then_some((offset, end - offset + window));
-        }
-        if self.hinted {
-            if offset < self.until {
-                return None;
+        match self.phase {
+            Phase::Hint(bytes) => {
+                // one request for this block and the hint after it: the block the scan reads now is not held
+                // up behind a separate request for the rest (the block alone, as the first block is at the
+                // data's end: the read that follows asks for it)
+                let window = clamp(end, bytes);
+                self.until = end + window;
+                self.phase = Phase::WithinHint;
+                (window > 0).then_some((offset, end - offset + window))
             }
-            // past the hint: stream from here, this block read alone as a first block is
-            self.hinted = false;
-            self.until = 0;
-            self.streamed = 1;
-            return None;
+            Phase::WithinHint if offset < self.until => None,
+            // a stream's first block (past the hint, or a scan without one) is read alone; from the next on
+            // the stream asks for windows
+            Phase::WithinHint | Phase::StreamStart => {
+                self.phase = Phase::Stream;
+                self.until = 0;
+                None
+            }
+            Phase::Stream if end >= self.until => {
+                let window = self.window;
+                self.until = end + window;
+                self.window = (window * 2).min(SCAN_READAHEAD_MAX);
+                let len = clamp(end, window);
+                (len > 0).then_some((end, len))
+            }
+            Phase::Stream => None,
         }
-        self.streamed += 1;
-        if self.streamed >= 2 && end >= self.until {
-            let window = self.window;
-            self.until = end + window;
-            self.window = (window * 2).min(SCAN_READAHEAD_MAX);
-            let len = clamp(end, window);
-            return (len > 0).then_some((end, len));
-        }
-        None
     }
 }
 
