@@ -74,8 +74,8 @@ pub fn expected_readahead(entries: f64, meta: &FileMeta, data_bytes: Option<u64>
 /// whole share). A scan that reads past the hint streams from there as a scan without one does from its first
 /// block: the block past the hint and the one after it are read each on its own, an accepted cost for scans
 /// longer than their share (the hint is a run's mean share), then windows from the second on. Every request
-/// stops at the data blocks' end where it is known (a scan whose iterator was given a share knows it, even
-/// when the share fits in its first block): the index and filter sections after them are in memory already.
+/// stops at the data blocks' end where it is known (every scan of a file whose fences are in memory, given a
+/// share or not): the index and filter sections after them are in memory already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Readahead {
     phase: Phase,
@@ -163,6 +163,11 @@ impl FileIter {
         start: Option<&[u8]>,
         stats: Option<(Arc<IoStats>, usize, bool)>,
     ) -> Result<Self> {
+        // where the data blocks end, when the fences say (a stream stops there: past it are the index and
+        // filter sections, which a resident file holds in memory)
+        let data_end = file
+            .resident_fences()
+            .and_then(|fences| fences.handles().last().map(|h| h.offset + u64::from(h.len)));
         let blocks = match file.resident_fences() {
             Some(fences) => {
                 let next = start.and_then(|s| fences.find(s)).unwrap_or(0);
@@ -183,16 +188,13 @@ impl FileIter {
             start: start.map(|s| s.to_vec()),
             stats,
             ahead: Readahead::default(),
-            data_end: None,
+            data_end,
         })
     }
 
     /// This iterator for a scan that expects `entries` entries from the file: it reads ahead
     /// [`expected_readahead`] bytes at its first block, and streams only once it reads past them.
     pub fn expecting(mut self, entries: f64) -> Self {
-        if let Blocks::Resident { fences, .. } = &self.blocks {
-            self.data_end = fences.handles().last().map(|h| h.offset + u64::from(h.len));
-        }
         self.ahead =
             Readahead::expecting(expected_readahead(entries, &self.file.meta, self.data_end));
         self

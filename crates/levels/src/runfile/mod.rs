@@ -16,6 +16,8 @@
 mod block;
 mod iter;
 mod locate;
+#[cfg(test)]
+mod readahead_tests;
 mod reader;
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 use super::*;
 use crate::merge::EntryIter;
 
-fn opts(bits: f64, g: FilterGranularity, hash: bool) -> WriterOptions {
+pub(super) fn opts(bits: f64, g: FilterGranularity, hash: bool) -> WriterOptions {
     WriterOptions {
         block_bytes: 256,
         bits_per_key: bits,
@@ -14,7 +14,7 @@ fn opts(bits: f64, g: FilterGranularity, hash: bool) -> WriterOptions {
     }
 }
 
-fn build(dir: &Path, name: &str, o: WriterOptions, n: u32) -> Arc<RunFile> {
+pub(super) fn build(dir: &Path, name: &str, o: WriterOptions, n: u32) -> Arc<RunFile> {
     let p = dir.join(name);
     let mut w = RunFileWriter::create(&Storage::default(), &p, o).unwrap();
     for i in 0..n {
