@@ -4291,26 +4291,10 @@ mod tests {
             if operations < 10_000 {
                 assert!(ages.cycle < 60.0 * eb, "{}", ages.cycle / eb);
             }
-            let sizes = crate::loaded::Sizes::of(23, 1000, d.block_bytes as usize);
-            let cut = cosine_design::simulate::Files {
-                data_bytes: d.file_bytes,
-                overhead: sizes.file_overhead,
-            };
-            let run_bytes = (eb * sizes.disk_entry).round() as u64;
-            let policy = cosine_design::planner::Policy::of(&d, usize::MAX);
-            let mut levels: Vec<cosine_design::planner::LevelView> = vec![Vec::new()];
-            let mut ids = cosine_design::simulate::Ids::default();
+            let mut sim = PlannerFlushes::new(&d, eb);
             let mut pushes = Vec::new();
             for f in 1..=420usize {
-                let run = cosine_design::simulate::run_over(&mut ids, run_bytes, 0, u64::MAX, cut);
-                levels[0].insert(0, run);
-                loop {
-                    let p = cosine_design::planner::plan(&levels, &policy);
-                    if p == cosine_design::planner::Plan::Nothing {
-                        break;
-                    }
-                    levels = cosine_design::simulate::apply(&p, &levels, cut, &mut ids);
-                }
+                let levels = sim.flush();
                 // (a push takes all the first level's runs down)
                 if levels[0].is_empty() {
                     pushes.push(f);
@@ -4340,6 +4324,52 @@ mod tests {
         }
     }
 
+    /// The engine's planner fed one flush of `eb` entries (23-byte keys, 1,000-byte values) at a time, every
+    /// plan carried out on the shapes before the next flush.
+    struct PlannerFlushes {
+        levels: Vec<cosine_design::planner::LevelView>,
+        ids: cosine_design::simulate::Ids,
+        cut: cosine_design::simulate::Files,
+        run_bytes: u64,
+        policy: cosine_design::planner::Policy,
+    }
+
+    impl PlannerFlushes {
+        fn new(d: &Design, eb: f64) -> Self {
+            let sizes = crate::loaded::Sizes::of(23, 1000, d.block_bytes as usize);
+            PlannerFlushes {
+                levels: vec![Vec::new()],
+                ids: cosine_design::simulate::Ids::default(),
+                cut: cosine_design::simulate::Files {
+                    data_bytes: d.file_bytes,
+                    overhead: sizes.file_overhead,
+                },
+                run_bytes: (eb * sizes.disk_entry).round() as u64,
+                policy: cosine_design::planner::Policy::of(d, usize::MAX),
+            }
+        }
+
+        /// One flush and the compactions it sets off: the levels after them.
+        fn flush(&mut self) -> &[cosine_design::planner::LevelView] {
+            let run = cosine_design::simulate::run_over(
+                &mut self.ids,
+                self.run_bytes,
+                0,
+                u64::MAX,
+                self.cut,
+            );
+            self.levels[0].insert(0, run);
+            loop {
+                let p = cosine_design::planner::plan(&self.levels, &self.policy);
+                if p == cosine_design::planner::Plan::Nothing {
+                    return &self.levels;
+                }
+                self.levels =
+                    cosine_design::simulate::apply(&p, &self.levels, self.cut, &mut self.ids);
+            }
+        }
+    }
+
     #[test]
     fn an_lsh_last_level_keeps_the_loads_runs_as_the_planner_does() {
         // The load's records are flushed as the writes are: a last level that keeps Z runs holds them as runs of
@@ -4363,29 +4393,13 @@ mod tests {
                     as f64;
             let ages = LshAges::new(&d, &w, &shape, &parts, eb, 16.0);
             assert!(ages.unmerged.is_none() && ages.levels == 2, "{ages:?}");
-            let sizes = crate::loaded::Sizes::of(23, 1000, d.block_bytes as usize);
-            let cut = cosine_design::simulate::Files {
-                data_bytes: d.file_bytes,
-                overhead: sizes.file_overhead,
-            };
-            let run_bytes = (eb * sizes.disk_entry).round() as u64;
-            let policy = cosine_design::planner::Policy::of(&d, usize::MAX);
-            let mut levels: Vec<cosine_design::planner::LevelView> = vec![Vec::new()];
-            let mut ids = cosine_design::simulate::Ids::default();
+            let mut sim = PlannerFlushes::new(&d, eb);
             // the flushes of the operations priced, their last K (a first level's cycle) sampled: the model
             // prices the runs below the first level as a mean over them
             let flushes = (ages.flushed.1 / eb).round() as usize;
             let mut below = Vec::new();
             for f in 1..=flushes {
-                let run = cosine_design::simulate::run_over(&mut ids, run_bytes, 0, u64::MAX, cut);
-                levels[0].insert(0, run);
-                loop {
-                    let p = cosine_design::planner::plan(&levels, &policy);
-                    if p == cosine_design::planner::Plan::Nothing {
-                        break;
-                    }
-                    levels = cosine_design::simulate::apply(&p, &levels, cut, &mut ids);
-                }
+                let levels = sim.flush();
                 if f + 16 > flushes {
                     below.push(levels.iter().skip(1).map(|l| l.len()).sum::<usize>() as f64);
                 }
