@@ -63,6 +63,22 @@ pub struct Run {
     pub before_run: cosine_engine::Stats,
     /// Seconds the settle after the run took (flushing and merging what the run wrote).
     pub settle_seconds: f64,
+    /// Each measured slice on its own, in order: what its lookups and scans read, and the tree it ended on.
+    pub slices: Vec<Slice>,
+}
+
+/// One measured slice of a run: where in the warm-up it ran, what its lookups and scans read, and the
+/// engine's tree at its end, so a model's price of the store at that point can be set beside it.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    /// Writes (warm-up and measured) made before the slice began.
+    pub writes_before: u64,
+    /// Read-path blocks per lookup in the slice, if it looked up.
+    pub lookup: Option<f64>,
+    /// Read-path blocks per scan in the slice, if it scanned.
+    pub scan: Option<f64>,
+    /// Per level, top first: (runs, runs resident, entries) at the slice's end.
+    pub levels: Vec<(usize, usize, u64)>,
 }
 
 /// How one engine run is driven.
@@ -197,6 +213,15 @@ impl Paced<'_> {
     }
 }
 
+/// The writes (updates, inserts, read-modify-writes) a phase made.
+fn written(r: &PhaseReport) -> u64 {
+    r.ops
+        .iter()
+        .filter(|(n, _)| n == "update" || n == "insert" || n == "rmw")
+        .map(|(_, o)| o.count)
+        .sum()
+}
+
 /// Loads `w` into a fresh engine of `design` in `dir`, settles it, then runs the warm-up and the measured
 /// operations in interleaved slices; every read and scan is checked against what was written.
 pub fn run_bench(
@@ -236,6 +261,8 @@ pub fn run_bench(
     let writes = w.update + w.insert + w.read_modify_write;
     let slices = slices.clamp(1, w.operation_count.max(1));
     let mut run: Option<PhaseReport> = None;
+    let mut slice_reports = Vec::with_capacity(slices as usize);
+    let mut writes_done = 0u64;
     // half the warm-up before the first slice, the other half spread between the slices
     let spread = if slices > 1 { warm_up_writes / 2 } else { 0 };
     for i in 0..slices {
@@ -252,6 +279,7 @@ pub fn run_bench(
             warm.operation_count = warm_writes;
             let r = paced.checked(paced.phase(&warm, false, seed + 2 + 10 * i, None))?;
             measured.inserted_before += r.inserted;
+            writes_done += warm_writes;
             // a free warm-up writes as fast as it can, unlike the workload it stands for: let compaction
             // catch up (the active buffer stays as it is), so a slice meets the design's shape, not a backlog
             // of level-1 runs that the run's own write rate would not have left (a paced one has waited)
@@ -271,6 +299,24 @@ pub fn run_bench(
         });
         let r = paced.checked(r)?;
         measured.inserted_before += r.inserted;
+        let per_type = |name: &str| {
+            r.ops
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, o)| o.read_ios)
+        };
+        slice_reports.push(Slice {
+            writes_before: writes_done,
+            lookup: per_type("read"),
+            scan: per_type("scan"),
+            levels: engine
+                .stats()
+                .levels
+                .iter()
+                .map(|l| (l.runs, l.resident_runs, l.entries))
+                .collect(),
+        });
+        writes_done += written(&r);
         match &mut run {
             Some(all) => all.absorb(r),
             None => run = Some(r),
@@ -282,12 +328,7 @@ pub fn run_bench(
     let settle_started = std::time::Instant::now();
     store.settle()?;
     let settle_seconds = settle_started.elapsed().as_secs_f64();
-    let run_writes: u64 = run
-        .ops
-        .iter()
-        .filter(|(n, _)| n == "update" || n == "insert" || n == "rmw")
-        .map(|(_, o)| o.count)
-        .sum();
+    let run_writes = written(&run);
     let background_per_write = match (before, store.io()) {
         (Some(a), Some(b)) if warm_up_writes + run_writes > 0 => {
             Some((b.background - a.background) as f64 / (warm_up_writes + run_writes) as f64)
@@ -302,6 +343,7 @@ pub fn run_bench(
         run_writes,
         before_run,
         settle_seconds,
+        slices: slice_reports,
         stats,
         rss: cosine_ycsb::resident_bytes(),
         peak_rss: cosine_ycsb::peak_resident_bytes(),

@@ -145,6 +145,10 @@ pub fn run_case_loads(
         // answered beside it
         obj.insert("tree".into(), tree["levels"].clone());
         obj.insert("buffer_hits".into(), tree["buffer_hits"].clone());
+        obj.insert(
+            "slices".into(),
+            slices_beside(c, &measured, &tree["slices"]),
+        );
         if sync != SyncMode::Never {
             obj.insert("sync".into(), json!(sync.name()));
         }
@@ -267,7 +271,18 @@ fn measure(c: &Case, tag: &str, sync: SyncMode, pace: Pace) -> Result<(Measured,
         .sum();
     let found: u64 = r.stats.levels.iter().map(|l| l.io.found).sum();
     let buffer_hits = lookups.saturating_sub(found + r.stats.cache.hits);
-    let tree = json!({ "levels": tree, "buffer_hits": buffer_hits });
+    let slices: Vec<Value> = r
+        .slices
+        .iter()
+        .map(|s| {
+            json!({
+                "writes_before": s.writes_before, "lookup": s.lookup, "scan": s.scan,
+                "tree": s.levels.iter().map(|&(runs, resident, entries)| json!([runs, resident, entries]))
+                    .collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let tree = json!({ "levels": tree, "buffer_hits": buffer_hits, "slices": slices });
     Ok((measured, tree))
 }
 
@@ -290,6 +305,92 @@ pub struct Measured {
     pub run_inserted: u64,
 }
 
+/// The store after `done` of the warm-up's and the run's writes of `w`: the load's records and the inserts so
+/// far, and the writes it has seen (an LSH design's runs, the versions a tiered level keeps, grow with them).
+fn store_after(w: &cosine_ycsb::CoreWorkload, done: f64) -> cosine_design::Workload {
+    let write_share = w.insert + w.update + w.read_modify_write;
+    let inserted = if write_share > 0.0 {
+        (done * w.insert / write_share) as u64
+    } else {
+        0
+    };
+    let mut at = w.to_model_over(w.record_count + inserted);
+    if write_share > 0.0 {
+        at.operations = (done / write_share) as u64;
+    }
+    at
+}
+
+/// The model's price of the store each measured slice met, in order: the slices ran spread over the second
+/// half of the warm-up with the run's own writes going on between them, so the model is asked about the store
+/// each slice met (its predictions are averaged as the measurement averages the slices).
+fn slice_costs(c: &Case, m: &Measured) -> Vec<cosine_cost_model::IoCost> {
+    let model = DistributionAware::new();
+    slice_stores(c, m)
+        .iter()
+        .filter_map(|slice| model.evaluate(&c.design, slice).ok())
+        .collect()
+}
+
+/// The store each measured slice met, as [`slice_costs`] prices it: the slice's own operations after all
+/// those before it (the store passes through the states its writes make while it runs).
+fn slice_stores(c: &Case, m: &Measured) -> Vec<cosine_design::Workload> {
+    let w = &c.workload;
+    let warm_up = m.warm_up_writes as f64;
+    let write_share = w.insert + w.update + w.read_modify_write;
+    (0..VALIDATE_SLICES)
+        .map(|i| {
+            let half = warm_up / 2.0;
+            let f = (i as f64 + 1.0) / VALIDATE_SLICES as f64;
+            let g = (i as f64 + 0.5) / VALIDATE_SLICES as f64;
+            let mut slice = store_after(w, half + half * f + m.run_writes as f64 * g);
+            if write_share > 0.0 {
+                let own =
+                    (m.run_writes as f64 / VALIDATE_SLICES as f64 / write_share).round() as u64;
+                let own = own.clamp(1, slice.operations.max(1));
+                slice.operations_before = slice.operations - own;
+                slice.operations = own;
+            }
+            slice
+        })
+        .collect()
+}
+
+/// The slices one load measured (`slices`: each with `writes_before`, `lookup`, `scan` and the engine's
+/// `tree` at its end, as `[runs, resident runs, entries]` per level), each beside the model's price of the
+/// store it met and the model's tree there: where in the merge cycle a model and an engine part.
+fn slices_beside(c: &Case, m: &Measured, slices: &Value) -> Value {
+    let Some(slices) = slices.as_array() else {
+        return Value::Null;
+    };
+    let model = DistributionAware::new();
+    let stores = slice_stores(c, m);
+    // (a row's slices as a run measured them, or as a report holds them beside an earlier price)
+    let measured = |v: &Value| match v.get("measured") {
+        Some(m) => m.clone(),
+        None => v.clone(),
+    };
+    slices
+        .iter()
+        .zip(&stores)
+        .map(|(s, store)| {
+            let cost = model.evaluate(&c.design, store).ok();
+            let model_tree = model.explain(&c.design, store).ok().flatten();
+            json!({
+                "writes_before": s["writes_before"],
+                "lookup": {
+                    "measured": measured(&s["lookup"]),
+                    "predicted": cost.as_ref().map(|c| c.per_op.lookup),
+                },
+                "scan": {"measured": measured(&s["scan"]), "predicted": cost.as_ref().map(|c| c.scan)},
+                "tree": s["tree"],
+                "model_tree": model_tree,
+            })
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
 /// The model's prediction for a case beside what the engine measured: one row of the report (label, class,
 /// workload, threads, design, predicted, measured, accuracy, and the same per operation type).
 pub fn compare(c: &Case, m: &Measured) -> Value {
@@ -297,41 +398,8 @@ pub fn compare(c: &Case, m: &Measured) -> Value {
     let model = DistributionAware::new();
     let warm_up = m.warm_up_writes as f64;
     let write_share = w.insert + w.update + w.read_modify_write;
-    // the store after `done` of the warm-up's and the run's writes: the load's records and the inserts so
-    // far, and the writes it has seen (an LSH design's runs, the versions a tiered level keeps, grow with them)
-    let at = |done: f64| {
-        let inserted = if write_share > 0.0 {
-            (done * w.insert / write_share) as u64
-        } else {
-            0
-        };
-        let mut at = w.to_model_over(w.record_count + inserted);
-        if write_share > 0.0 {
-            at.operations = (done / write_share) as u64;
-        }
-        at
-    };
-    // the measured operations ran in slices spread over the second half of the warm-up, and the run's own
-    // writes went on between them: the model is asked about the store each slice met, and its predictions
-    // averaged, as the measurement averages the slices
-    let costs: Vec<cosine_cost_model::IoCost> = (0..VALIDATE_SLICES)
-        .filter_map(|i| {
-            let half = warm_up / 2.0;
-            let f = (i as f64 + 1.0) / VALIDATE_SLICES as f64;
-            let g = (i as f64 + 0.5) / VALIDATE_SLICES as f64;
-            let mut slice = at(half + half * f + m.run_writes as f64 * g);
-            if write_share > 0.0 {
-                // the slice's own operations, after all those before it: the store passes through the states
-                // its writes make while it runs
-                let own =
-                    (m.run_writes as f64 / VALIDATE_SLICES as f64 / write_share).round() as u64;
-                let own = own.clamp(1, slice.operations.max(1));
-                slice.operations_before = slice.operations - own;
-                slice.operations = own;
-            }
-            model.evaluate(design, &slice).ok()
-        })
-        .collect();
+    let at = |done: f64| store_after(w, done);
+    let costs = slice_costs(c, m);
     // the flush and compaction part of an operation's price (a write's, and a read-modify-write's write)
     let write_part = |c: &cosine_cost_model::IoCost| {
         w.insert * c.per_op.insert + (w.update + w.read_modify_write) * c.per_op.blind_update
@@ -457,6 +525,9 @@ pub fn rescore(report: &Value) -> Result<Vec<Value>> {
                     if let Some(v) = r.get(name) {
                         obj.insert(name.into(), v.clone());
                     }
+                }
+                if let Some(slices) = r.get("slices") {
+                    obj.insert("slices".into(), slices_beside(&case, &measured, slices));
                 }
             }
             Ok(row)
