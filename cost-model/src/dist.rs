@@ -192,6 +192,10 @@ struct Tree {
     /// version of a key: what the engine sizes a tiered level's filters by (`writer_options`); 0 where
     /// [`cycle_runs`] did not set it (the run's own entries then)
     input_entries: Vec<f64>,
+    /// Per level above the last, the runs at which a tiered level is pushed down ([`cycle_runs`]): over its
+    /// fill cycle it holds 0, 1, .., n − 1 runs alike; 0 where the level does not cycle so (a leveled level,
+    /// or before [`cycle_runs`] walks)
+    cycle: Vec<f64>,
     /// Entries of the run that made a tiered last level below level 1: level l − 1 pushed down whole at θ of
     /// its capacity ([`cycle_runs`]; 0 otherwise)
     last_base: f64,
@@ -321,6 +325,20 @@ impl Tree {
     }
 }
 
+/// Fence bytes of one run of level `i`, as [`residency`] counts them: what a run holds is the steady state's
+/// average under writes; after a load and no writes, its level's share of the keys (as the read-only lookups
+/// price them).
+fn run_fences(tree: &Tree, i: usize, shape: &DataShape, writes: bool) -> f64 {
+    let per_entry = shape.key_bytes / shape.entries_per_block.max(1.0);
+    let entries = if writes {
+        tree.alpha_entries[i]
+    } else {
+        shape.effective_entries * layout::data_share(i as u32, tree.l, tree.t)
+            / tree.runs[i].max(1.0)
+    };
+    per_entry * entries
+}
+
 /// Which runs keep their fences in memory. With `quirks.levels_hot_or_cold`, hot levels whole and cold ones
 /// not. Fixed: as our engine walks them, level by level from the top and each level's runs newest first, every
 /// run whose fences fit in what M_FP has left, up to the first that does not (of which the leading files that
@@ -347,15 +365,7 @@ fn residency(
     let per_entry = shape.key_bytes / shape.entries_per_block.max(1.0);
     let mut left = fence_bytes;
     for i in 1..=l {
-        // what a run holds: the steady state's average under writes; after a load and no writes, its level's
-        // share of the keys (as the read-only lookups price them)
-        let entries = if writes {
-            tree.alpha_entries[i]
-        } else {
-            shape.effective_entries * layout::data_share(i as u32, tree.l, tree.t)
-                / tree.runs[i].max(1.0)
-        };
-        let per_run = per_entry * entries;
+        let per_run = run_fences(tree, i, shape, writes);
         if per_run <= 0.0 {
             tree.resident[i] = tree.runs[i];
             continue;
@@ -402,6 +412,62 @@ fn residency(
     for i in h + 1..=l {
         tree.hot_fpr[i] = tree.filter_fpr.get(i).copied().unwrap_or(below);
     }
+}
+
+/// The points of the fill cycle a lookup meets `tree` at, each with its weight (summing to 1), where the
+/// cycle's mean does not price it: the first tiered level above the last whose runs, at the fullest point of
+/// its cycle (n − 1 runs, pushed down at n), no longer all keep their fences in what M_FP leaves them. A cold
+/// run costs a lookup that passes it its index block and a data block, a resident one a filter's false
+/// positive, so the level's cost is convex in how many runs it holds, and the mean over its cycle (0, 1, ..,
+/// n − 1 runs alike) lies above the price of its mean run count. A T = 32, K = Z = 31 design on 60,000 keys at
+/// 4 MiB (held-out seed 37's YCSB-B pick) read 1.09-1.29 blocks a lookup with 2-16 runs at level 2, 5.0 with
+/// 24 (16 resident) and 6.7 with 29, 2.78 over eight points of its cycle, where the mean of 15 runs, every one
+/// resident, priced 1.12.
+///
+/// Within each of the two stretches of the cycle, the points whose runs all fit and those past them, the cost
+/// grows about linearly with the runs (by a resident run's or a cold run's pass), so each stretch is priced at
+/// its mean run count (residency worked out there), weighted by its share of the cycle. Empty where every point
+/// fits as the mean does (the mean prices the tree then).
+fn cycle_phases(
+    tree: &Tree,
+    fence_bytes: f64,
+    filter_bytes: f64,
+    shape: &DataShape,
+    quirks: &ReferenceQuirks,
+    writes: bool,
+) -> Vec<(f64, Tree)> {
+    let l = tree.l as usize;
+    if quirks.levels_hot_or_cold || quirks.cold_levels_hold_no_data {
+        return Vec::new();
+    }
+    let at = |i: usize, runs: f64| {
+        let mut t = tree.clone();
+        t.runs[i] = runs;
+        residency(&mut t, fence_bytes, filter_bytes, shape, quirks, writes);
+        t
+    };
+    // the fences of the levels above, at their means (as `residency` walks them)
+    let mut above = 0.0;
+    for i in 1..l.min(tree.cycle.len()) {
+        let n = tree.cycle[i];
+        let per_run = run_fences(tree, i, shape, writes);
+        if n > 2.0 && per_run > 0.0 && above + (n - 1.0) * per_run > fence_bytes {
+            // the points 0..=whole hold runs that all fit, the rest some cold ones
+            let whole = ((fence_bytes - above).max(0.0) / per_run)
+                .floor()
+                .min(n - 1.0);
+            let fitting = whole + 1.0;
+            return vec![
+                (fitting / n, at(i, whole / 2.0)),
+                ((n - fitting) / n, at(i, (fitting + n - 1.0) / 2.0)),
+            ];
+        }
+        above += tree.runs[i] * per_run.max(0.0);
+        if above > fence_bytes {
+            break;
+        }
+    }
+    Vec::new()
 }
 
 /// R as the reference code computes it (closed form with T^Y in the exponent).
@@ -564,6 +630,7 @@ fn build_tree(
             arrival: (0.0, 0.0),
             arrival_flushed: 0.0,
             input_entries: Vec::new(),
+            cycle: Vec::new(),
             last_base: 0.0,
             last_groups: None,
             share_ln: Vec::new(),
@@ -871,6 +938,7 @@ fn cycle_runs(
     // one run arriving at the level: a flush at level 1
     let mut arrival = Arrival::whole(tree.eb, parts);
     tree.input_entries = vec![0.0; l + 1];
+    tree.cycle = vec![0.0; l + 1];
     let mut above = 0.0;
     for i in 1..l {
         let limit = tree.limit(i);
@@ -879,6 +947,9 @@ fn cycle_runs(
             let n = limit.min((capacity / arrival.entries).ceil()).max(1.0);
             // (a level pushed down at its first run holds that run while the push runs)
             tree.runs[i] = if n > 1.0 { (n - 1.0) / 2.0 } else { 1.0 };
+            if n > 1.0 {
+                tree.cycle[i] = n;
+            }
             tree.run_entries[i] = arrival.entries;
             tree.alpha_entries[i] = arrival.entries;
             tree.input_entries[i] = arrival.merged_in;
@@ -1345,10 +1416,12 @@ fn loaded_lookup(
 /// fences in memory, as the engine's hot levels do (keeping only the runs it had resident priced every stored
 /// report's LSM cells 9 points worse); a cold one keeps what it had. The runs keep the closed form's entries
 /// (the simulation's entries per run priced the fixed hybrid design's lookups further above the engine's).
-fn phase_runs(tree: &mut Tree, runs: &[f64]) {
+///
+/// Whether it did: not where the two trees differ in depth.
+fn phase_runs(tree: &mut Tree, runs: &[f64]) -> bool {
     let l = tree.l as usize;
     if runs.len() != l {
-        return;
+        return false;
     }
     for i in 1..l {
         if tree.resident[i] >= tree.runs[i] {
@@ -1356,6 +1429,33 @@ fn phase_runs(tree: &mut Tree, runs: &[f64]) {
         }
         tree.runs[i] = runs[i - 1];
     }
+    true
+}
+
+/// Which runs keep their fences in memory once [`phase_runs`] gave the levels the runs the simulation had:
+/// at any moment a level holds whole runs, so a level holding 0.5 runs on average takes a run's fences
+/// while it holds one, and a level holding more runs than the cycle's mean may outgrow what M_FP leaves it
+/// (held-out seed 37's 4 MiB YCSB-B pick, T = 32, K = Z = 31: 21 runs at level 2, 17 of them resident, where
+/// every one priced resident read 1.0 blocks a lookup against 3.1). Residency is worked out on the levels'
+/// runs rounded up, and a level keeps no more resident runs than it holds.
+fn phased_residency(
+    tree: &mut Tree,
+    fence_bytes: f64,
+    filter_bytes: f64,
+    shape: &DataShape,
+    quirks: &ReferenceQuirks,
+) {
+    let l = tree.l as usize;
+    let mut moment = tree.clone();
+    for runs in moment.runs.iter_mut().take(l).skip(1) {
+        *runs = runs.ceil();
+    }
+    residency(&mut moment, fence_bytes, filter_bytes, shape, quirks, true);
+    for i in 1..=l {
+        tree.resident[i] = moment.resident[i].min(tree.runs[i]);
+    }
+    tree.hot_fpr = moment.hot_fpr;
+    tree.last_groups = moment.last_groups;
 }
 
 /// The planner's simulation of a load of `entries` and `workload`'s writes since
@@ -2843,10 +2943,13 @@ impl DistributionAware {
             return Ok(None);
         }
         let parts = keys.parts_cow();
-        let (mut tree, stored, _, _) = self.shaped_tree(design, workload, &shape, &parts);
+        let (mut tree, stored, filter_bytes, fence_bytes) =
+            self.shaped_tree(design, workload, &shape, &parts);
         if self.phased(workload, &tree) {
             if let Some(u) = self.under_writes(design, workload, &tree, &stored, &parts) {
-                phase_runs(&mut tree, &u.runs);
+                if phase_runs(&mut tree, &u.runs) {
+                    phased_residency(&mut tree, fence_bytes, filter_bytes, &stored, &self.quirks);
+                }
             }
         }
         Ok(Some(
@@ -2970,8 +3073,12 @@ impl DistributionAware {
         // own file granularity: the runs each level above the last holds while the workload's writes run,
         // and the share of the key space a level that does not span it covers (else only the keys it holds)
         let under_writes = self.under_writes(design, workload, &tree, &shape, &parts);
-        if let (Some(u), true) = (under_writes.as_deref(), self.phased(workload, &tree)) {
-            phase_runs(&mut tree, &u.runs);
+        let phased = match (under_writes.as_deref(), self.phased(workload, &tree)) {
+            (Some(u), true) => phase_runs(&mut tree, &u.runs),
+            _ => false,
+        };
+        if phased {
+            phased_residency(&mut tree, fence_bytes, filter_bytes, &stored, q);
         }
         let spans: Vec<bool> = (0..=l)
             .map(|i| {
@@ -3064,15 +3171,36 @@ impl DistributionAware {
         } else if l > 0 {
             let mut scratch = Vec::new();
             let hits = cache_hits(design, workload, &parts);
-            let (seen, spans) = tree.for_lookups(&spans);
-            for (part, hit) in parts.iter().zip(hits.iter()) {
-                if part.get <= 0.0 {
-                    continue;
+            // the tree at its cycle's mean, or at the points of the cycle where the mean does not price it
+            let phases = if phased {
+                Vec::new()
+            } else {
+                cycle_phases(
+                    &tree,
+                    fence_bytes,
+                    filter_bytes,
+                    &stored,
+                    q,
+                    writes(workload),
+                )
+            };
+            let trees: Vec<(f64, &Tree)> = if phases.is_empty() {
+                vec![(1.0, &tree)]
+            } else {
+                phases.iter().map(|(w, t)| (*w, t)).collect()
+            };
+            for (weight, tree) in trees {
+                let (seen, spans) = tree.for_lookups(&spans);
+                for (part, hit) in parts.iter().zip(hits.iter()) {
+                    if part.get <= 0.0 {
+                        continue;
+                    }
+                    // ā_{−1}: a lookup the entry cache answers reaches neither buffer nor runs (MODEL.md §2.2)
+                    lookup += weight
+                        * part.get
+                        * (1.0 - hit)
+                        * lookup_cost(&seen, part, &spans, &mut scratch).unwrap_or(empty_lookup);
                 }
-                // ā_{−1}: a lookup the entry cache answers reaches neither buffer nor runs (MODEL.md §2.2)
-                lookup += part.get
-                    * (1.0 - hit)
-                    * lookup_cost(&seen, part, &spans, &mut scratch).unwrap_or(empty_lookup);
             }
         }
         if q.btree_discount && class == DesignClass::Btree {
@@ -4011,6 +4139,57 @@ mod tests {
         d.compaction = Compaction::Hybrid;
         d.full_compaction_levels = 2;
         (w, d)
+    }
+
+    #[test]
+    fn a_tiered_level_that_outgrows_its_fences_late_in_its_cycle_is_priced_over_the_cycle() {
+        // Held-out seed 37's 4 MiB YCSB-B pick (T = 32, K = Z = 31, 60,000 records, 600,000 zipfian updates
+        // since the load, M_B 288 KiB, M_BF 296 KiB, M_FP 645 KiB): level 2 fits about 15.5 runs' fences and
+        // holds 0..30 runs over its cycle. Its mean, 15 runs, all fit; the engine read 1.09-1.29 blocks a
+        // lookup at 2-16 runs there and 5.0-6.7 at 24-29 (2.78 over eight points of the cycle).
+        let (mut w, mut d) = validated_hybrid(60_000, 600_000, 32, 294_912, 303_380, 660_000);
+        w.mix = OperationMix {
+            lookup: 0.95,
+            blind_update: 0.05,
+            ..OperationMix::default()
+        };
+        w.operations = 600_000 * 20;
+        d.hot_runs = 31;
+        d.cold_runs = 31;
+        d.compaction = Compaction::Full;
+        d.run_strategy = RunStrategy::First;
+        d.file_bytes = 4 << 20;
+        let model = DistributionAware::new();
+        let keys = KeySpace::from_workload(&w);
+        let shape = data_shape(&d, &w, &keys, &model.quirks);
+        let (tree, stored, filters, fences) = model.shaped_tree(&d, &w, &shape, &keys.parts_cow());
+        assert_eq!(
+            (tree.cycle[2], tree.runs[2], tree.resident[2]),
+            (31.0, 15.0, 15.0)
+        );
+        let phases = cycle_phases(&tree, fences, filters, &stored, &model.quirks, true);
+        assert_eq!(phases.len(), 2, "two stretches of level 2's cycle");
+        // (the stretches' weights sum to 1, and their mean run counts average to the cycle's mean)
+        let weight: f64 = phases.iter().map(|(w, _)| w).sum();
+        let runs: f64 = phases.iter().map(|(w, t)| w * t.runs[2]).sum();
+        assert!(
+            (weight - 1.0).abs() < 1e-9 && (runs - 15.0).abs() < 1e-9,
+            "{weight} {runs}"
+        );
+        let (full, past) = (&phases[0].1, &phases[1].1);
+        assert!(full.resident[2] >= full.runs[2], "{:?}", full.resident);
+        assert!(past.resident[2] < past.runs[2] - 3.0, "{:?}", past.resident);
+        // priced over the cycle, within the engine's 2.78 blocks a lookup by a fifth; at the cycle's mean it
+        // was 1.12
+        let lookup = model.evaluate(&d, &w).unwrap().per_op.lookup;
+        assert!((2.2..=3.3).contains(&lookup), "{lookup}");
+        // a level whose every point fits keeps the mean's price: twice the fence memory
+        let mut roomy = d.clone();
+        roomy.fence_bytes *= 2;
+        let shape = data_shape(&roomy, &w, &keys, &model.quirks);
+        let (tree, stored, filters, fences) =
+            model.shaped_tree(&roomy, &w, &shape, &keys.parts_cow());
+        assert!(cycle_phases(&tree, fences, filters, &stored, &model.quirks, true).is_empty());
     }
 
     fn explain_with(quirks: ReferenceQuirks, d: &Design, w: &Workload) -> Vec<ModelLevel> {
