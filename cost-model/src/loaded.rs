@@ -175,6 +175,10 @@ pub struct UnderWrites {
     /// The entries each level holds (level 1 first, versions of a key in several runs counted in each), on
     /// average over the same flushes as [`UnderWrites::runs`].
     pub entries: Vec<f64>,
+    /// How the runs each level holds spread over the same flushes (level 1 first): per level, the share of
+    /// those flushes after which it held 0, 1, 2, .. runs. A window that spans much of a level's fill cycle
+    /// meets it at many run counts, and what a lookup pays is not the price of their mean.
+    pub run_counts: Vec<Vec<f64>>,
 }
 
 /// The share of the key line each level's files cover (level 1 first), on average over the flushes of the
@@ -278,6 +282,7 @@ pub fn under_writes(
         moved_per_write: simulated.moved / load.sizes.disk_entry / flush_writes,
         runs: simulated.runs,
         entries: simulated.entries,
+        run_counts: simulated.run_counts,
     });
     COVERED.with(|m| {
         let mut m = m.borrow_mut();
@@ -466,6 +471,8 @@ struct Simulated {
     runs: Vec<f64>,
     /// Each level's entries.
     entries: Vec<f64>,
+    /// Each level's run counts: the share of the window's flushes after which it held 0, 1, .. runs.
+    run_counts: Vec<Vec<f64>>,
 }
 
 /// The load's full buffers flushed and settled one at a time, then `last` flushes of writes, each a run of
@@ -510,6 +517,7 @@ fn simulate_writes(
     let mut sums: Vec<f64> = Vec::new();
     let mut run_sums: Vec<f64> = Vec::new();
     let mut entry_sums: Vec<f64> = Vec::new();
+    let mut run_counts: Vec<Vec<f64>> = Vec::new();
     let mut moved = 0.0;
     for done in 1..=last {
         flush(&mut levels, &mut ids, load.flush_run);
@@ -538,9 +546,14 @@ fn simulate_writes(
             if run_sums.len() < levels.len() {
                 run_sums.resize(levels.len(), 0.0);
                 entry_sums.resize(levels.len(), 0.0);
+                run_counts.resize(levels.len(), Vec::new());
             }
             for (i, level) in levels.iter().enumerate() {
                 run_sums[i] += level.len() as f64;
+                if run_counts[i].len() <= level.len() {
+                    run_counts[i].resize(level.len() + 1, 0.0);
+                }
+                run_counts[i][level.len()] += 1.0;
                 entry_sums[i] += level
                     .iter()
                     .map(|r| data_bytes(r, cut.overhead) as f64)
@@ -565,6 +578,10 @@ fn simulate_writes(
         moved: moved / n,
         runs: run_sums.iter().map(|s| s / n_runs).collect(),
         entries: entry_sums.iter().map(|s| s / n_runs).collect(),
+        run_counts: run_counts
+            .iter()
+            .map(|c| c.iter().map(|k| k / n_runs).collect())
+            .collect(),
     }
 }
 

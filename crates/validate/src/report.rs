@@ -341,9 +341,10 @@ fn slice_stores(c: &Case, m: &Measured) -> Vec<cosine_design::Workload> {
     (0..VALIDATE_SLICES)
         .map(|i| {
             let half = warm_up / 2.0;
+            // (the warm-up's writes up to this slice, and the run's up to its end: the slice's own writes
+            // are the last `own` operations' before it)
             let f = (i as f64 + 1.0) / VALIDATE_SLICES as f64;
-            let g = (i as f64 + 0.5) / VALIDATE_SLICES as f64;
-            let mut slice = store_after(w, half + half * f + m.run_writes as f64 * g);
+            let mut slice = store_after(w, half + half * f + m.run_writes as f64 * f);
             if write_share > 0.0 {
                 let own =
                     (m.run_writes as f64 / VALIDATE_SLICES as f64 / write_share).round() as u64;
@@ -365,6 +366,10 @@ fn slices_beside(c: &Case, m: &Measured, slices: &Value) -> Value {
     };
     let model = DistributionAware::new();
     let stores = slice_stores(c, m);
+    if slices.len() != stores.len() {
+        // (a run of fewer operations than slices ran fewer slices than the model's points)
+        return Value::Null;
+    }
     // (a row's slices as a run measured them, or as a report holds them beside an earlier price)
     let measured = |v: &Value| match v.get("measured") {
         Some(m) => m.clone(),
