@@ -434,7 +434,7 @@ type RunSpread = Vec<(f64, f64)>;
 /// under the reference quirks' residency.
 fn cycle_phases(
     tree: &Tree,
-    spreads: &[Option<RunSpread>],
+    under: Option<&crate::loaded::UnderWrites>,
     fence_bytes: f64,
     filter_bytes: f64,
     shape: &DataShape,
@@ -455,19 +455,14 @@ fn cycle_phases(
     let mut above = 0.0;
     for i in 1..l {
         let per_run = run_fences(tree, i, shape, writes);
-        if let Some(spread) = spreads.get(i).and_then(Option::as_ref) {
-            let most = spread
-                .iter()
-                .filter(|&&(_, w)| w > 0.0)
-                .map(|&(r, _)| r)
-                .fold(0.0, f64::max);
-            if per_run > 0.0 && above + most * per_run > fence_bytes {
-                let whole = ((fence_bytes - above).max(0.0) / per_run).floor();
-                return stretches(spread, whole)
-                    .into_iter()
-                    .map(|(w, runs)| (w, at(i, runs)))
-                    .collect();
-            }
+        let overflows = most_runs(tree, under, i)
+            .is_some_and(|most| per_run > 0.0 && above + most * per_run > fence_bytes);
+        if let (true, Some(spread)) = (overflows, run_spread(tree, under, i)) {
+            let whole = ((fence_bytes - above).max(0.0) / per_run).floor();
+            return stretches(&spread, whole)
+                .into_iter()
+                .map(|(w, runs)| (w, at(i, runs)))
+                .collect();
         }
         above += tree.runs[i] * per_run.max(0.0);
         if above > fence_bytes {
@@ -511,29 +506,46 @@ fn stretches(spread: &[(f64, f64)], whole: f64) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Each tiered level's run counts over its fill cycle (a level above the last that gathers runs: 0, 1, ..,
+/// A tiered level's run counts over its fill cycle (a level above the last that gathers runs: 0, 1, ..,
 /// n − 1 alike), or over the planner's simulation of the writes where it ran (`under`, its levels as the
-/// model's), for [`cycle_phases`]. A leveled level, which holds one run or none, is priced at its mean either
-/// way.
-fn run_spreads(tree: &Tree, under: Option<&crate::loaded::UnderWrites>) -> Vec<Option<RunSpread>> {
-    let l = tree.l as usize;
-    (0..=l)
-        .map(|i| {
-            if i == 0 || i >= l || tree.limit(i) <= 1.0 {
-                return None;
-            }
-            match under {
-                Some(u) => u
-                    .run_counts
-                    .get(i - 1)
-                    .map(|c| c.iter().enumerate().map(|(r, &w)| (r as f64, w)).collect()),
-                None => {
-                    let n = tree.cycle.get(i).copied().unwrap_or(0.0);
-                    (n >= 2.0).then(|| (0..n as usize).map(|r| (r as f64, 1.0 / n)).collect())
-                }
-            }
-        })
-        .collect()
+/// model's), for [`cycle_phases`]; `None` for a level that does not gather runs (a leveled level, which holds
+/// one run or none, is priced at its mean either way), the last, and levels the simulation did not have.
+fn run_spread(
+    tree: &Tree,
+    under: Option<&crate::loaded::UnderWrites>,
+    i: usize,
+) -> Option<RunSpread> {
+    if i == 0 || i >= tree.l as usize || tree.limit(i) <= 1.0 {
+        return None;
+    }
+    match under {
+        Some(u) => u
+            .run_counts
+            .get(i - 1)
+            .map(|c| c.iter().enumerate().map(|(r, &w)| (r as f64, w)).collect()),
+        None => {
+            let n = tree.cycle.get(i).copied().unwrap_or(0.0);
+            (n >= 2.0).then(|| (0..n as usize).map(|r| (r as f64, 1.0 / n)).collect())
+        }
+    }
+}
+
+/// The most runs level `i` holds at any point of [`run_spread`]'s spread (without making it).
+fn most_runs(tree: &Tree, under: Option<&crate::loaded::UnderWrites>, i: usize) -> Option<f64> {
+    if i == 0 || i >= tree.l as usize || tree.limit(i) <= 1.0 {
+        return None;
+    }
+    match under {
+        Some(u) => u
+            .run_counts
+            .get(i - 1)
+            .and_then(|c| c.iter().rposition(|&w| w > 0.0))
+            .map(|r| r as f64),
+        None => {
+            let n = tree.cycle.get(i).copied().unwrap_or(0.0);
+            (n >= 2.0).then_some(n - 1.0)
+        }
+    }
 }
 
 /// R as the reference code computes it (closed form with T^Y in the exponent).
@@ -2841,18 +2853,18 @@ impl DistributionAware {
         let (mut tree, stored, filter_bytes, fence_bytes) =
             self.shaped_tree(design, workload, shape, parts);
         let under_writes = self.under_writes(design, workload, &tree, shape, parts);
-        let mean_tree = tree.clone();
         let phased = match (under_writes.as_deref(), self.phased(workload, &tree)) {
-            (Some(u), true) => phase_runs(&mut tree, &u.runs),
+            (Some(u), true) if u.runs.len() == tree.l as usize => {
+                let mean = tree.clone();
+                phase_runs(&mut tree, &u.runs);
+                phased_residency(&mut tree, &mean, fence_bytes, &stored);
+                true
+            }
             _ => false,
         };
-        if phased {
-            phased_residency(&mut tree, &mean_tree, fence_bytes, &stored);
-        }
-        let spreads = run_spreads(&tree, under_writes.as_deref().filter(|_| phased));
         let phases = cycle_phases(
             &tree,
-            &spreads,
+            under_writes.as_deref().filter(|_| phased),
             fence_bytes,
             filter_bytes,
             &stored,
@@ -3055,8 +3067,7 @@ impl DistributionAware {
         let met = self.met_tree(design, workload, &shape, &parts);
         let tree = &met.tree;
         // (over the points of a cycle the mean does not price, their weighted runs and resident runs)
-        let weighted = met.weighted();
-        let over = |f: &dyn Fn(&Tree) -> f64| weighted.iter().map(|(w, t)| w * f(t)).sum::<f64>();
+        let over = |f: &dyn Fn(&Tree) -> f64| met.weighted().map(|(w, t)| w * f(t)).sum::<f64>();
         Ok(Some(
             (1..=tree.l as usize)
                 .map(|i| ModelLevel {
@@ -3091,12 +3102,10 @@ struct MetTree {
 
 impl MetTree {
     /// The trees a lookup meets, each with its weight.
-    fn weighted(&self) -> Vec<(f64, &Tree)> {
-        if self.phases.is_empty() {
-            vec![(1.0, &self.tree)]
-        } else {
-            self.phases.iter().map(|(w, t)| (*w, t)).collect()
-        }
+    fn weighted(&self) -> impl Iterator<Item = (f64, &Tree)> {
+        let mean = self.phases.is_empty().then_some((1.0, &self.tree));
+        mean.into_iter()
+            .chain(self.phases.iter().map(|(w, t)| (*w, t)))
     }
 }
 
@@ -3364,7 +3373,6 @@ impl DistributionAware {
             // (over the points of a cycle the mean does not price: a cold run's seek reads its index block)
             None => met
                 .weighted()
-                .iter()
                 .map(|(w, t)| w * (1..=l as usize).map(|i| t.seeks(i)).sum::<f64>())
                 .sum(),
         };
@@ -4285,16 +4293,7 @@ mod tests {
             (tree.cycle[2], tree.runs[2], tree.resident[2]),
             (31.0, 15.0, 15.0)
         );
-        let spreads = run_spreads(&tree, None);
-        let phases = cycle_phases(
-            &tree,
-            &spreads,
-            fences,
-            filters,
-            &stored,
-            &model.quirks,
-            true,
-        );
+        let phases = cycle_phases(&tree, None, fences, filters, &stored, &model.quirks, true);
         // level 2's cycle: the runs that all fit (0..=15), and the two halves past them (16..=22, 23..=30)
         let runs: Vec<f64> = phases
             .iter()
@@ -4322,28 +4321,11 @@ mod tests {
         let shape = data_shape(&roomy, &w, &keys, &model.quirks);
         let (tree, stored, filters, fences) =
             model.shaped_tree(&roomy, &w, &shape, &keys.parts_cow());
-        let spreads = run_spreads(&tree, None);
-        let phases = cycle_phases(
-            &tree,
-            &spreads,
-            fences,
-            filters,
-            &stored,
-            &model.quirks,
-            true,
-        );
+        let phases = cycle_phases(&tree, None, fences, filters, &stored, &model.quirks, true);
         assert!(phases.is_empty());
         // and a workload that does not write meets the load's tree, which does not cycle
         let (tree, stored, filters, fences) = model.shaped_tree(&d, &w, &shape, &keys.parts_cow());
-        let phases = cycle_phases(
-            &tree,
-            &spreads,
-            fences,
-            filters,
-            &stored,
-            &model.quirks,
-            false,
-        );
+        let phases = cycle_phases(&tree, None, fences, filters, &stored, &model.quirks, false);
         assert!(phases.is_empty());
     }
 
