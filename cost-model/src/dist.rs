@@ -2147,6 +2147,8 @@ impl DistributionAware {
         let mut weight = 0.0;
         // our engine's runs whose hash indexes do not fit M_FP: index blocks a lookup reads on its way
         let ages = LshAges::new(design, workload, shape, &parts, eb, k);
+        // (the points of a level's cycle a lookup meets, made once for every key partition)
+        let phases = ages.middle_phases();
         let mut cold_probes = 0.0;
         let hits = cache_hits(design, workload, &parts);
         let record_reads = self.lsh_engine.record_reads(shape.entry_bytes);
@@ -2237,8 +2239,10 @@ impl DistributionAware {
             weight += part.get;
             // FASTER's hash index is in memory: no index block on the way
             if !q.lsh_calibrated && self.lsh_engine == LshEngine::Cosine {
-                cold_probes +=
-                    part.get * (1.0 - hit) * cond * ages.over_phases(|a| a.cold_probes(part));
+                cold_probes += part.get
+                    * (1.0 - hit)
+                    * cond
+                    * over_ages(&ages, &phases, |a| a.cold_probes(part));
             }
         }
         if weight > 0.0 && !q.lsh_unconditioned {
@@ -2272,7 +2276,7 @@ impl DistributionAware {
             cold_probes = if self.lsh_engine == LshEngine::Faster {
                 0.0
             } else {
-                ages.over_phases(|a| {
+                over_ages(&ages, &phases, |a| {
                     a.cold_probes_by_age(|y| {
                         1.0 - harmonic((y * inserts).min(n), *theta) / harmonic(n, *theta)
                     })
@@ -2346,7 +2350,7 @@ impl DistributionAware {
             PerOp {
                 lookup,
                 // a miss reads the on-disk index of every cold run, and the data block it names
-                empty_lookup: 2.0 * ages.over_phases(LshAges::cold_runs),
+                empty_lookup: 2.0 * over_ages(&ages, &phases, LshAges::cold_runs),
                 insert,
                 blind_update: write,
                 rmw: lookup + write,
@@ -2417,6 +2421,15 @@ pub struct LshAges {
     first_push: f64,
 }
 
+/// `f` over `phases` ([`LshAges::middle_phases`], each with its weight), or over `ages` at their mean where
+/// there are none.
+fn over_ages(ages: &LshAges, phases: &[(f64, LshAges)], f: impl Fn(&LshAges) -> f64) -> f64 {
+    if phases.is_empty() {
+        return f(ages);
+    }
+    phases.iter().map(|(w, a)| w * f(a)).sum()
+}
+
 /// Runs of one level of an LSH design's tree, below the first: how many (a mean may be fractional), the
 /// writes each covers (in entries kept: the flushes merged into it, times eb) and the entries it holds (their
 /// distinct keys).
@@ -2431,7 +2444,8 @@ struct Segment {
     /// The runs hold the load's records (one per key, in the order the load wrote them), not writes.
     load: bool,
     /// Runs at which the level is pushed down where it fills and empties over a cycle (a level between the
-    /// first and the last: 0, 1, .., K − 1 runs alike); 0 for the last level's runs
+    /// first and the last that has been through its cycle: 0, 1, .., K − 1 runs alike); 0 for the last
+    /// level's runs and for a level between whose runs the writes so far cap
     cycles_at: f64,
 }
 
@@ -2501,17 +2515,19 @@ impl LshAges {
             }
             for j in 2..levels {
                 let age = k.powi(j as i32 - 1) * eb;
+                // (until the level's first push, at its K-th run, it holds every run it was given)
+                let cycled = written / age >= k;
                 segments.push(Segment {
-                    count: ((k - 1.0) / 2.0).min(written / age),
+                    count: if cycled {
+                        (k - 1.0) / 2.0
+                    } else {
+                        written / age
+                    },
                     age,
                     stored: stored(age),
                     live: inserted,
                     load: false,
-                    cycles_at: if written / age >= (k - 1.0) / 2.0 {
-                        k
-                    } else {
-                        0.0
-                    },
+                    cycles_at: if cycled { k } else { 0.0 },
                 });
             }
             if z > 1.0 {
@@ -2639,11 +2655,7 @@ impl LshAges {
 
     /// `f` over the ages a lookup meets ([`LshAges::middle_phases`], or these at their mean), weighted.
     pub fn over_phases(&self, f: impl Fn(&LshAges) -> f64) -> f64 {
-        let phases = self.middle_phases();
-        if phases.is_empty() {
-            return f(self);
-        }
-        phases.iter().map(|(w, a)| w * f(a)).sum()
+        over_ages(self, &self.middle_phases(), f)
     }
 
     /// Runs on average: every eb-entry run until the first merge, then the merged run, the first level's
@@ -4399,6 +4411,30 @@ mod tests {
             .clone()
     }
 
+    #[test]
+    fn the_phase_the_operations_meet_moves_with_the_files_filter_bits() {
+        // T = 18, K = 13 over 100 million entries, 10 million operations after the load: the planner's
+        // simulation runs (381 flushes of 262,144 entries, and 38 more), and its run files carry their filters,
+        // so 2.3 bits a key instead of 2 make them larger and level 2 is met holding one run more (2.15 on
+        // average over the operations' window instead of 1.15): a lookup is priced 1.50 -> 1.67 blocks, an
+        // 11% rise with more filter memory. A sweep of 3,024 designs (T 2-19, six K, seven bit counts, four
+        // steps) found 8 such rises, all where the simulation runs; the steady state's price rose in none, and
+        // the proptest of that monotonicity checks the steady state.
+        let w = workload(all_ops());
+        let runs =
+            |bits: f64| explain_with(ReferenceQuirks::NONE, &lsm(18, 13, 1, bits), &w)[1].runs;
+        let (fewer, more) = (runs(2.0), runs(2.3));
+        assert!((more - fewer - 1.0).abs() < 0.05, "{fewer} {more}");
+        let steady = ReferenceQuirks {
+            nominal_loaded_tree: true,
+            ..ReferenceQuirks::NONE
+        };
+        let price =
+            |q: ReferenceQuirks, bits: f64| eval_with(q, &lsm(18, 13, 1, bits), &w).per_op.lookup;
+        assert!(price(ReferenceQuirks::NONE, 2.3) > price(ReferenceQuirks::NONE, 2.0));
+        assert!(price(steady, 2.3) <= price(steady, 2.0));
+    }
+
     fn explain_with(quirks: ReferenceQuirks, d: &Design, w: &Workload) -> Vec<ModelLevel> {
         DistributionAware {
             quirks,
@@ -5481,13 +5517,18 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
-        /// More filter memory never makes a lookup dearer (Monkey allocation is monotone).
+        /// More filter memory never makes a lookup dearer (Monkey allocation is monotone) in the steady state.
+        /// Where the planner's simulation gives the phase the operations meet, the price is that phase's, and
+        /// more filter bits make the run files larger, which can move the phase by a flush (see
+        /// `the_phase_the_operations_meet_moves_with_the_files_filter_bits`): the property is about the filters,
+        /// so it is checked on the steady state's tree.
         #[test]
         fn lookups_monotone_in_filter_memory(t in 2u64..20, k_frac in 0.0f64..1.0, bits in 0.05f64..12.0, extra in 0.01f64..6.0) {
             let k = 1 + ((t - 2) as f64 * k_frac) as u64;
             let w = workload(all_ops());
-            let a = eval(&lsm(t, k, 1, bits), &w).per_op;
-            let b = eval(&lsm(t, k, 1, bits + extra), &w).per_op;
+            let steady = ReferenceQuirks { nominal_loaded_tree: true, ..ReferenceQuirks::NONE };
+            let a = eval_with(steady, &lsm(t, k, 1, bits), &w).per_op;
+            let b = eval_with(steady, &lsm(t, k, 1, bits + extra), &w).per_op;
             prop_assert!(b.empty_lookup <= a.empty_lookup + 1e-12);
             prop_assert!(b.lookup <= a.lookup + 1e-12);
         }
