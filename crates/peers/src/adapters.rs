@@ -383,8 +383,20 @@ pub(crate) mod peers {
             Self::with(opts, dir, durable)
         }
 
+        /// RocksDB as its tuning guide sets up a leveled tree for `memory`: two memtables of M/8, a block cache
+        /// of 3M/4 holding the index and filter blocks, 10-bit Bloom filters, 4 KiB blocks; level 1 the size of
+        /// level 0 at its compaction trigger (`max_bytes_for_level_base` = memtable × 4), files a tenth of it
+        /// (`target_file_size_base`), and level sizes worked out from the last level up
+        /// (`level_compaction_dynamic_level_bytes`, the default from RocksDB 8.4; Debian's 7.8 defaults to
+        /// off). RocksDB's own defaults (a 256 MiB level 1 of 64 MiB files) are sized for 64 MiB memtables:
+        /// with 4 MiB ones every level-0 compaction rewrote a large share of level 1.
         pub fn open(memory: u64, dir: &std::path::Path, durable: bool) -> Result<Self> {
-            let opts = rocks_options(memory / 8, memory * 3 / 4, 10.0, 4096)?;
+            let memtable = memory / 8;
+            let mut opts = rocks_options(memtable, memory * 3 / 4, 10.0, 4096)?;
+            let level_base = memtable * StallTrigger::default().compaction;
+            opts.set_max_bytes_for_level_base(level_base);
+            opts.set_target_file_size_base((level_base / 10).max(1 << 20));
+            opts.set_level_compaction_dynamic_level_bytes(true);
             Self::with(opts, dir, durable)
         }
 
