@@ -199,6 +199,18 @@ fn open(
     dir: &std::path::Path,
     durable: bool,
 ) -> Result<Box<dyn Store>> {
+    open_designed(engine, w, memory, dir, durable).map(|(store, _)| store)
+}
+
+/// [`open`], with the design the search picked for an engine of ours or for `rocksdb-cosine` (what a cell's
+/// row records, so that a table's picks can be checked from its evidence).
+fn open_designed(
+    engine: &str,
+    w: &CoreWorkload,
+    memory: u64,
+    dir: &std::path::Path,
+    durable: bool,
+) -> Result<(Box<dyn Store>, Option<Value>)> {
     Ok(match engine {
         e if OURS.contains(&e) => {
             let model = w.to_model();
@@ -235,11 +247,12 @@ fn open(
             } else {
                 SyncMode::Never
             };
-            Box::new(CosineStore(Arc::new(Engine::open_with(
+            let store: Box<dyn Store> = Box::new(CosineStore(Arc::new(Engine::open_with(
                 dir,
                 &design,
                 Options::with_sync(sync),
-            )?)))
+            )?)));
+            (store, serde_json::to_value(&design).ok())
         }
         "rocksdb-cosine" => {
             let design = cosine_search::designs::best_leveled_lsm_for_machine(
@@ -253,9 +266,12 @@ fn open(
                 "rocksdb-cosine: T={} M_B={} M_BF={} M_FP={}",
                 design.size_ratio, design.buffer_bytes, design.filter_bytes, design.fence_bytes
             );
-            adapters::open_rocksdb_tuned(&design, w.record_count, memory, dir, durable)?
+            (
+                adapters::open_rocksdb_tuned(&design, w.record_count, memory, dir, durable)?,
+                serde_json::to_value(&design).ok(),
+            )
         }
-        other => adapters::open(other, memory, dir, durable)?,
+        other => (adapters::open(other, memory, dir, durable)?, None),
     })
 }
 
@@ -280,7 +296,7 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     let dir = std::path::Path::new(&a.dir).join(format!("{e}-{}-{round}", w.name));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let store = open(e, &w, a.memory, &dir, a.durable)?;
+    let (store, design) = open_designed(e, &w, a.memory, &dir, a.durable)?;
     let ledger = Ledger::default();
     let seed = 1 + 10 * round;
     let load = run_phase(store.as_ref(), &ledger, &w, a.threads, true, seed, None);
@@ -302,13 +318,16 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
             None,
         )
     });
+    let mut warmup_settle_seconds = None;
     if let Some(warm) = &warmup {
         // the timed run continues after the warm-up's inserts (new keys, and reads over every record so far)
         // and starts from a store with no flush or compaction of the warm-up's writes pending
         w.inserted_before += warm.inserted;
+        let started = std::time::Instant::now();
         store
             .settle()
             .map_err(|x| anyhow!("{e}: settle after the warm-up: {x}"))?;
+        warmup_settle_seconds = Some(started.elapsed().as_secs_f64());
     }
     // bytes this process read from the device during the run, the same counter for every engine (each cell
     // is a process of its own; reads served by the page cache do not count)
@@ -362,13 +381,14 @@ fn run_cell(a: &Args, cell: &str) -> Result<()> {
     let disk: u64 = dir_bytes(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     let row = json!({
-        "workload": w.name, "engine": e, "round": round,
+        "workload": w.name, "engine": e, "round": round, "durable": a.durable, "design": design,
         "load": load.throughput, "run": run.throughput, "p99_us": p99,
         "errors": load.errors + run.errors + warmup.as_ref().map_or(0, |r| r.errors),
         "wrong": load.wrong + run.wrong + warmup.as_ref().map_or(0, |r| r.wrong),
         "first_wrong": load.first_wrong.or(warmup.as_ref().and_then(|r| r.first_wrong.clone())).or(run.first_wrong),
         "warmup_ops": warmup_ops,
         "read_ios_per_op": run.read_ios_per_op, "settle_seconds": settle_seconds,
+        "warmup_settle_seconds": warmup_settle_seconds,
         "device_read_kib_per_op": device_read_kib_per_op,
         "user_cpu_us_per_op": user_us_per_op, "system_cpu_us_per_op": system_us_per_op,
         "client_cpu_us_per_op": client_us(&|c| c.cpu),

@@ -89,11 +89,71 @@ fn a_tiny_capped_run_reaches_the_device_and_verifies_every_read() {
             peak <= CAP,
             "{engine}: peak resident {peak} above the cap {CAP}"
         );
-        // with the data 4x the memory the process may hold, lookups read blocks from the device (or the
-        // capped page cache): about one a lookup, not none
+        // with the data 4x the memory the process may hold, lookups read blocks: about one a lookup, not
+        // none (the engine's own count, page-cache hits included where the engine has one: Cosine's)
         let reads = r["read_ios_per_op"].as_f64().unwrap_or(0.0);
         assert!(reads > 0.5, "{engine}: {reads} block reads a lookup");
+        // and the device: the bytes the process read from storage (/proc/self/io, page-cache hits not
+        // counted), at least a 4 KiB block for one lookup in eight; a machine without the counter says so
+        match r["device_read_kib_per_op"].as_f64() {
+            Some(kib) => assert!(
+                kib > 0.5,
+                "{engine}: {kib} KiB read from the device a lookup: the reads did not reach it"
+            ),
+            None => eprintln!("{engine}: no /proc/self/io here, the device's reads not checked"),
+        }
+        assert_eq!(r["durable"], false, "{engine}: {r}");
     }
+}
+
+/// `--durable` runs end to end: every engine opened to fsync each write (or group of concurrent writes) before
+/// acknowledging it, every result verified, and the row says which durability it ran with. No cgroup needed.
+#[test]
+fn a_durable_run_verifies_every_result_and_says_so() {
+    let engines = if cfg!(feature = "rocksdb") {
+        "cosine,rocksdb"
+    } else {
+        "cosine"
+    };
+    let dir = std::env::temp_dir().join(format!("cosine-peers-durable-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_cosine-peers"))
+        .args(["--engines", engines, "--workloads", "ycsb-a"])
+        .args(["--records", "2000", "--ops", "400", "--warmup", "100"])
+        .args([
+            "--memory",
+            "4194304",
+            "--rounds",
+            "1",
+            "--durable",
+            "--json",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .output()
+        .expect("run cosine-peers");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON rows");
+    assert_eq!(rows.len(), engines.split(',').count(), "{rows:?}");
+    for r in &rows {
+        let engine = r["engine"].as_str().unwrap_or("?");
+        assert_eq!(r["durable"], true, "{engine}: {r}");
+        assert_eq!(r["wrong"], 0, "{engine}: wrong results {r}");
+        assert_eq!(r["errors"], 0, "{engine}: errors {r}");
+        assert!(r["run"].as_f64().unwrap_or(0.0) > 0.0, "{engine}: {r}");
+    }
+    let cosine = rows
+        .iter()
+        .find(|r| r["engine"] == "cosine")
+        .expect("a cosine row");
+    assert!(
+        cosine["design"]["size_ratio"].as_u64().is_some(),
+        "the row records the search's design: {cosine}"
+    );
 }
 
 /// `--ceiling` prints each workload's device-read floor without running an engine: a perfect cache of 1 MiB

@@ -19,7 +19,7 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-pub use verify::Ledger;
+pub use verify::{KeyOrder, Ledger};
 pub use workload::{parse_properties, CoreWorkload, Distribution};
 
 /// YCSB's scrambled zipfian draws ranks from this many items before hashing them onto the key space.
@@ -389,6 +389,16 @@ pub fn run_phase(
     let wrong = AtomicU64::new(0);
     let first_wrong = std::sync::Mutex::new(None::<String>);
     let chooser = KeyChooser::new(w);
+    // what a scan must not skip: the records acknowledged before this phase, in key order (made before the
+    // clock starts)
+    let order = (!load && w.scan > 0.0)
+        .then(|| {
+            verify::KeyOrder::new(ledger, w.record_count + w.inserted_before, |n| {
+                key(n, w.hashed_keys)
+            })
+        })
+        .flatten();
+    let order = order.as_ref();
     let io_before = store.io();
     let start = Instant::now();
     let per_thread = store.thread_reads().is_some();
@@ -454,7 +464,7 @@ pub fn run_phase(
                                 (
                                     3,
                                     got.map(|e| {
-                                        ledger.check_scan(&from, len, &max_key, &e, key_of)
+                                        ledger.check_scan(&from, len, &max_key, &e, key_of, order)
                                     }),
                                 )
                             } else {
