@@ -894,6 +894,10 @@ pub mod wt {
         ) -> c_int,
         alter: *const c_void,
         create: unsafe extern "C" fn(*mut Session, *const c_char, *const c_char) -> c_int,
+        // import, compact, drop, join, log_flush, log_printf, rebalance, rename, reset, salvage, truncate,
+        // upgrade, verify, begin/commit/prepare/rollback/timestamp_transaction, query_timestamp
+        _unused: [*const c_void; 19],
+        checkpoint: unsafe extern "C" fn(*mut Session, *const c_char) -> c_int,
     }
 
     #[repr(C)]
@@ -1167,9 +1171,25 @@ pub mod wt {
         fn io(&self) -> Option<IoCounters> {
             super::proc_io()
         }
-        /// Waits until the process has written nothing for a second (LSM merges and eviction run in
-        /// WiredTiger's own threads; our thin FFI has no call that reports them).
+        /// Takes a checkpoint (`WT_SESSION::checkpoint`: every dirty page of the cache written out, an LSM
+        /// table's in-memory chunk flushed), then waits until the process has written nothing for a second:
+        /// LSM merges and eviction run in WiredTiger's own threads, and no call of its API reports them.
         fn settle(&self) -> StoreResult<()> {
+            unsafe {
+                let mut session = null_mut();
+                check(
+                    ((*self.conn).open_session)(
+                        self.conn,
+                        null_mut(),
+                        std::ptr::null(),
+                        &mut session,
+                    ),
+                    "open_session",
+                )?;
+                let rc = ((*session).checkpoint)(session, std::ptr::null());
+                ((*session).close)(session, std::ptr::null());
+                check(rc, "checkpoint")?;
+            }
             super::quiet_wait()
         }
     }
