@@ -1171,9 +1171,10 @@ pub mod wt {
         fn io(&self) -> Option<IoCounters> {
             super::proc_io()
         }
-        /// Takes a checkpoint (`WT_SESSION::checkpoint`: every dirty page of the cache written out, an LSM
-        /// table's in-memory chunk flushed), then waits until the process has written nothing for a second:
-        /// LSM merges and eviction run in WiredTiger's own threads, and no call of its API reports them.
+        /// Takes a checkpoint (`WT_SESSION::checkpoint`: every dirty page of the cache written out; for an LSM
+        /// table, whether it also flushes the in-memory chunk is not checked here), then waits until the
+        /// process has written nothing for a second: LSM merges and eviction run in WiredTiger's own threads,
+        /// and no call of its API reports them.
         fn settle(&self) -> StoreResult<()> {
             unsafe {
                 let mut session = null_mut();
