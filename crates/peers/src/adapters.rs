@@ -1393,7 +1393,18 @@ mod tests {
                 Some(&b"VALue-1"[..]),
                 "{engine}"
             );
+            // settling (WiredTiger: a checkpoint through the FFI's method table) leaves every record readable
             s.settle().unwrap();
+            assert_eq!(
+                s.read(b"k0001").unwrap().as_deref(),
+                Some(&b"VALue-1"[..]),
+                "{engine} after settle"
+            );
+            assert_eq!(
+                s.scan(b"k0000", 500).unwrap().len(),
+                200,
+                "{engine} after settle"
+            );
             drop(s);
             let _ = std::fs::remove_dir_all(&dir);
         }
