@@ -997,18 +997,26 @@ pub mod wt {
             Ok(store)
         }
 
-        fn handle_new(&self, create: bool) -> StoreResult<Handle> {
-            unsafe {
-                let mut session = null_mut();
-                check(
+        /// Opens a session on the connection (the caller closes it, or its handle keeps it).
+        fn session_new(&self) -> StoreResult<*mut Session> {
+            let mut session = null_mut();
+            check(
+                unsafe {
                     ((*self.conn).open_session)(
                         self.conn,
                         null_mut(),
                         std::ptr::null(),
                         &mut session,
-                    ),
-                    "open_session",
-                )?;
+                    )
+                },
+                "open_session",
+            )?;
+            Ok(session)
+        }
+
+        fn handle_new(&self, create: bool) -> StoreResult<Handle> {
+            unsafe {
+                let session = self.session_new()?;
                 if create {
                     let cfg = if self.lsm {
                         format!(
@@ -1177,16 +1185,7 @@ pub mod wt {
         /// and no call of its API reports them.
         fn settle(&self) -> StoreResult<()> {
             unsafe {
-                let mut session = null_mut();
-                check(
-                    ((*self.conn).open_session)(
-                        self.conn,
-                        null_mut(),
-                        std::ptr::null(),
-                        &mut session,
-                    ),
-                    "open_session",
-                )?;
+                let session = self.session_new()?;
                 let rc = ((*session).checkpoint)(session, std::ptr::null());
                 ((*session).close)(session, std::ptr::null());
                 check(rc, "checkpoint")?;
