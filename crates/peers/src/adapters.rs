@@ -949,6 +949,16 @@ pub mod wt {
     unsafe impl Send for WiredTiger {}
     unsafe impl Sync for WiredTiger {}
 
+    /// The B-tree table's largest leaf page (WiredTiger's default is 32 KB). Under the 128 MiB cap with 1,000-byte
+    /// values, side by side at 78e4b97 (`cosine-peers --engines wiredtiger --workloads ycsb-a,ycsb-c --records
+    /// 600000 --ops 50000 --warmup 50000 --memory 33554432 --memory-cap 134217728 --rounds 1`, BENCHMARKS.md):
+    /// A ran at 12,900-14,500 ops/s with 32 KB leaves, 17,300 with 16 KB, 20,600-21,200 with 8 KB, and was killed
+    /// by the OOM killer with 4 KB (files mapped or not); C at 19,000-20,000, 22,800, 25,700-28,100. A point read
+    /// that misses reads a whole leaf, so smaller leaves read fewer bytes and leave the cache more records; 8 KB
+    /// is the smallest that fits the cap. The LSM table keeps the default: with 8 KB leaves its load hung
+    /// (writers waiting in `__wt_clsm_await_switch` while the chunk checkpoint waited on a lock).
+    const LEAF_PAGE_MAX: &str = "8KB";
+
     fn check(rc: c_int, what: &str) -> StoreResult<()> {
         if rc == 0 {
             Ok(())
@@ -1024,7 +1034,7 @@ pub mod wt {
                             self.chunk_bytes
                         )
                     } else {
-                        "key_format=u,value_format=u".to_string()
+                        format!("key_format=u,value_format=u,leaf_page_max={LEAF_PAGE_MAX}")
                     };
                     let cfg = CString::new(cfg).map_err(|e| e.to_string())?;
                     check(
