@@ -15,6 +15,7 @@ pub const AVAILABLE: &[&str] = if cfg!(all(feature = "wiredtiger", feature = "fa
         "redb",
         "sled",
         "wiredtiger",
+        "wiredtiger-32k",
         "wiredtiger-lsm",
         "faster",
     ]
@@ -25,6 +26,7 @@ pub const AVAILABLE: &[&str] = if cfg!(all(feature = "wiredtiger", feature = "fa
         "redb",
         "sled",
         "wiredtiger",
+        "wiredtiger-32k",
         "wiredtiger-lsm",
     ]
 } else if cfg!(feature = "faster") {
@@ -251,9 +253,17 @@ pub fn open(
         "redb" => Box::new(peers::Redb::open(memory, dir, durable)?),
         "sled" => Box::new(peers::Sled::open(memory, dir, durable)?),
         #[cfg(feature = "wiredtiger")]
-        "wiredtiger" => Box::new(wt::WiredTiger::open(memory, dir, false, durable)?),
+        "wiredtiger" => Box::new(wt::WiredTiger::open(
+            memory,
+            dir,
+            false,
+            Some(wt::LEAF_PAGE_MAX),
+            durable,
+        )?),
         #[cfg(feature = "wiredtiger")]
-        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, true, durable)?),
+        "wiredtiger-32k" => Box::new(wt::WiredTiger::open(memory, dir, false, None, durable)?),
+        #[cfg(feature = "wiredtiger")]
+        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, true, None, durable)?),
         #[cfg(feature = "faster")]
         "faster" => Box::new(fast::Faster::open(memory, dir, durable)?),
         other => anyhow::bail!("unknown engine '{other}'"),
@@ -943,21 +953,25 @@ pub mod wt {
         uri: CString,
         pool: Mutex<Vec<Handle>>,
         lsm: bool,
+        /// The B-tree table's `leaf_page_max`; `None`: WiredTiger's default (32 KB).
+        leaf_page_max: Option<&'static str>,
         chunk_bytes: u64,
         stripes: super::Stripes,
     }
     unsafe impl Send for WiredTiger {}
     unsafe impl Sync for WiredTiger {}
 
-    /// The B-tree table's largest leaf page (WiredTiger's default is 32 KB). Under the 128 MiB cap with 1,000-byte
-    /// values, side by side at 78e4b97 (`cosine-peers --engines wiredtiger --workloads ycsb-a,ycsb-c --records
-    /// 600000 --ops 50000 --warmup 50000 --memory 33554432 --memory-cap 134217728 --rounds 1`, BENCHMARKS.md):
-    /// A ran at 12,900-14,500 ops/s with 32 KB leaves, 17,300 with 16 KB, 20,600-21,200 with 8 KB, and was killed
-    /// by the OOM killer with 4 KB (files mapped or not); C at 19,000-20,000, 22,800, 25,700-28,100. A point read
-    /// that misses reads a whole leaf, so smaller leaves read fewer bytes and leave the cache more records; 8 KB
-    /// is the smallest that fits the cap. The LSM table keeps the default: with 8 KB leaves its load hung
-    /// (writers waiting in `__wt_clsm_await_switch` while the chunk checkpoint waited on a lock).
-    const LEAF_PAGE_MAX: &str = "8KB";
+    /// The largest leaf page of the `wiredtiger` engine's B-tree (`wiredtiger-32k` keeps WiredTiger's default,
+    /// 32 KB, as every run before b30a843 did). Under the 128 MiB cap with 1,000-byte values, one round a size,
+    /// run one after another at 78e4b97 with the size set from the environment for that measurement
+    /// (BENCHMARKS.md, "WiredTiger's leaf pages"): A ran at 12,900-14,500 ops/s with 32 KB leaves, 17,300 with
+    /// 16 KB, 20,600-21,200 with 8 KB, and was killed by the OOM killer with 4 KB (files mapped or not); C at
+    /// 19,000-20,000, 22,800, 25,200-28,100. A point read that misses reads a whole leaf: the device reads an
+    /// operation stayed the same and their bytes fell 3.4-3.7× from 32 KB to 8 KB. Scans pay: at b30a843 E ran at
+    /// 0.36× RocksDB with 8 KB leaves, against 0.88× with 32 KB at f1bfa8b. The LSM table keeps the default: its
+    /// load with 8 KB leaves hung (writers waiting in `__wt_clsm_await_switch` while the chunk checkpoint waited
+    /// on a lock).
+    pub const LEAF_PAGE_MAX: &str = "8KB";
 
     fn check(rc: c_int, what: &str) -> StoreResult<()> {
         if rc == 0 {
@@ -972,6 +986,7 @@ pub mod wt {
             memory: u64,
             dir: &std::path::Path,
             lsm: bool,
+            leaf_page_max: Option<&'static str>,
             durable: bool,
         ) -> anyhow::Result<Self> {
             let home = CString::new(dir.to_string_lossy().as_bytes())?;
@@ -999,6 +1014,7 @@ pub mod wt {
                 uri,
                 pool: Mutex::new(Vec::new()),
                 lsm,
+                leaf_page_max,
                 chunk_bytes: (memory / 4).max(512 << 10),
                 stripes: super::Stripes::new(),
             };
@@ -1033,8 +1049,10 @@ pub mod wt {
                             "key_format=u,value_format=u,type=lsm,lsm=(chunk_size={})",
                             self.chunk_bytes
                         )
+                    } else if let Some(leaf) = self.leaf_page_max {
+                        format!("key_format=u,value_format=u,leaf_page_max={leaf}")
                     } else {
-                        format!("key_format=u,value_format=u,leaf_page_max={LEAF_PAGE_MAX}")
+                        "key_format=u,value_format=u".to_string()
                     };
                     let cfg = CString::new(cfg).map_err(|e| e.to_string())?;
                     check(
@@ -1134,6 +1152,8 @@ pub mod wt {
         fn name(&self) -> String {
             if self.lsm {
                 "wiredtiger-lsm".into()
+            } else if self.leaf_page_max.is_none() {
+                "wiredtiger-32k".into()
             } else {
                 "wiredtiger".into()
             }

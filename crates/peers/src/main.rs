@@ -35,7 +35,8 @@ struct Args {
     /// rocksdb-cosine gets: the search's design against its best leveled one), cosine-lsh and
     /// cosine-lsh-append-only (our engine as a log-structured hash table, with FASTER's hybrid log or an
     /// append-only one: the shape to set beside faster), rocksdb, rocksdb-cosine
-    /// (RocksDB with the leveled LSM parameters Cosine's search picks), fjall, redb, sled, wiredtiger,
+    /// (RocksDB with the leveled LSM parameters Cosine's search picks), fjall, redb, sled, wiredtiger (its
+    /// B-tree with 8 KB leaf pages), wiredtiger-32k (the B-tree with WiredTiger's default 32 KB leaves),
     /// wiredtiger-lsm, faster (the `faster` feature; at least 224 MiB of --memory).
     #[arg(
         long,
