@@ -256,14 +256,18 @@ pub fn open(
         "wiredtiger" => Box::new(wt::WiredTiger::open(
             memory,
             dir,
-            false,
-            Some(wt::LEAF_PAGE_MAX),
+            wt::Table::BTree,
             durable,
         )?),
         #[cfg(feature = "wiredtiger")]
-        "wiredtiger-32k" => Box::new(wt::WiredTiger::open(memory, dir, false, None, durable)?),
+        "wiredtiger-32k" => Box::new(wt::WiredTiger::open(
+            memory,
+            dir,
+            wt::Table::BTreeDefaultLeaves,
+            durable,
+        )?),
         #[cfg(feature = "wiredtiger")]
-        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, true, None, durable)?),
+        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, wt::Table::Lsm, durable)?),
         #[cfg(feature = "faster")]
         "faster" => Box::new(fast::Faster::open(memory, dir, durable)?),
         other => anyhow::bail!("unknown engine '{other}'"),
@@ -952,9 +956,7 @@ pub mod wt {
         conn: *mut Connection,
         uri: CString,
         pool: Mutex<Vec<Handle>>,
-        lsm: bool,
-        /// The B-tree table's `leaf_page_max`; `None`: WiredTiger's default (32 KB).
-        leaf_page_max: Option<&'static str>,
+        table: Table,
         chunk_bytes: u64,
         stripes: super::Stripes,
     }
@@ -974,6 +976,41 @@ pub mod wt {
     /// on a lock).
     pub const LEAF_PAGE_MAX: &str = "8KB";
 
+    /// The table a store runs on, and the engine name the harness knows it by.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Table {
+        /// `wiredtiger`: the B-tree with leaves of at most [`LEAF_PAGE_MAX`].
+        BTree,
+        /// `wiredtiger-32k`: the B-tree with WiredTiger's default leaves (32 KB).
+        BTreeDefaultLeaves,
+        /// `wiredtiger-lsm`: the LSM table with chunks of a quarter of the cache, WiredTiger's default leaves.
+        Lsm,
+    }
+
+    impl Table {
+        /// The engine name of `cosine-peers --engines`.
+        pub fn engine(self) -> &'static str {
+            match self {
+                Table::BTree => "wiredtiger",
+                Table::BTreeDefaultLeaves => "wiredtiger-32k",
+                Table::Lsm => "wiredtiger-lsm",
+            }
+        }
+
+        /// The `WT_SESSION::create` configuration of the table.
+        fn create_config(self, chunk_bytes: u64) -> String {
+            match self {
+                Table::BTree => {
+                    format!("key_format=u,value_format=u,leaf_page_max={LEAF_PAGE_MAX}")
+                }
+                Table::BTreeDefaultLeaves => "key_format=u,value_format=u".to_string(),
+                Table::Lsm => {
+                    format!("key_format=u,value_format=u,type=lsm,lsm=(chunk_size={chunk_bytes})")
+                }
+            }
+        }
+    }
+
     fn check(rc: c_int, what: &str) -> StoreResult<()> {
         if rc == 0 {
             Ok(())
@@ -986,8 +1023,7 @@ pub mod wt {
         pub fn open(
             memory: u64,
             dir: &std::path::Path,
-            lsm: bool,
-            leaf_page_max: Option<&'static str>,
+            table: Table,
             durable: bool,
         ) -> anyhow::Result<Self> {
             let home = CString::new(dir.to_string_lossy().as_bytes())?;
@@ -1000,7 +1036,7 @@ pub mod wt {
                 "create,cache_size={}MB,log=(enabled=true),transaction_sync=(enabled=true,method={}),mmap={}",
                 (memory >> 20).max(1),
                 if durable { "fsync" } else { "none" },
-                !lsm
+                table != Table::Lsm
             ))?;
             let mut conn = null_mut();
             check(
@@ -1014,8 +1050,7 @@ pub mod wt {
                 conn,
                 uri,
                 pool: Mutex::new(Vec::new()),
-                lsm,
-                leaf_page_max,
+                table,
                 chunk_bytes: (memory / 4).max(512 << 10),
                 stripes: super::Stripes::new(),
             };
@@ -1045,17 +1080,8 @@ pub mod wt {
             unsafe {
                 let session = self.session_new()?;
                 if create {
-                    let cfg = if self.lsm {
-                        format!(
-                            "key_format=u,value_format=u,type=lsm,lsm=(chunk_size={})",
-                            self.chunk_bytes
-                        )
-                    } else if let Some(leaf) = self.leaf_page_max {
-                        format!("key_format=u,value_format=u,leaf_page_max={leaf}")
-                    } else {
-                        "key_format=u,value_format=u".to_string()
-                    };
-                    let cfg = CString::new(cfg).map_err(|e| e.to_string())?;
+                    let cfg = CString::new(self.table.create_config(self.chunk_bytes))
+                        .map_err(|e| e.to_string())?;
                     check(
                         ((*session).create)(session, self.uri.as_ptr(), cfg.as_ptr()),
                         "create",
@@ -1151,13 +1177,7 @@ pub mod wt {
 
     impl Store for WiredTiger {
         fn name(&self) -> String {
-            if self.lsm {
-                "wiredtiger-lsm".into()
-            } else if self.leaf_page_max.is_none() {
-                "wiredtiger-32k".into()
-            } else {
-                "wiredtiger".into()
-            }
+            self.table.engine().into()
         }
         fn insert(&self, k: &[u8], v: &[u8]) -> StoreResult<()> {
             self.put(k, v)
