@@ -20,7 +20,7 @@
 
 use crate::designs::{Baseline, EvalMemo, Scored, Shape, Shard, Tally, Template};
 use cosine_cloud_pricing::{quote, Catalog, Provider, Quote, Sla};
-use cosine_cost_model::cpu::PhiLibrary;
+use cosine_cost_model::cpu::{speedup, PhiLibrary};
 use cosine_cost_model::dist::LshEngine;
 use cosine_design::{OperationMix, Workload};
 use rayon::prelude::*;
@@ -153,6 +153,70 @@ impl Config {
             .collect::<Vec<_>>()
             .join(" + ")
     }
+
+    /// Operations per second of this configuration with each VM's design run at the workload φ `phi` in place
+    /// of the φ it was priced with, its VMs, I/Os and IOPS unchanged: Eq. 3 divides a VM's I/O time by
+    /// g(φ, η), and so does the CPU floor the search adds to it, so each VM's latency scales by
+    /// g(φ_own, η) / g(`phi`, η) and the slowest VM sets the configuration's. [`margin_split`] uses it.
+    pub fn throughput_at_phi(&self, phi: f64) -> f64 {
+        let latency = self
+            .parts
+            .iter()
+            .map(|p| {
+                let eta = p.vcpus as f64;
+                p.design.latency_s * speedup(p.design.phi, eta) / speedup(phi, eta)
+            })
+            .fold(0.0, f64::max);
+        if latency > 0.0 {
+            self.throughput * self.latency_s / latency
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// How much of one configuration's margin over another is φ (Cosine Eq. 2) and how much is everything else
+/// (the I/Os an operation, the IOPS, the VMs' count and size, the money left unspent).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MarginSplit {
+    /// `ours.throughput / theirs.throughput`: `phi × rest`.
+    pub total: f64,
+    /// Their configuration priced at our workload φ, ops/s.
+    pub theirs_at_our_phi: f64,
+    /// Our configuration priced at their workload φ, ops/s.
+    pub ours_at_their_phi: f64,
+    /// The factor φ makes: the geometric mean of the two orders of pricing, theirs at our φ
+    /// (`theirs_at_our_phi / theirs.throughput`) and ours at theirs (`ours.throughput / ours_at_their_phi`),
+    /// which differ because g(φ, η) depends on each side's vCPUs η.
+    pub phi: f64,
+    /// `total / phi`: everything but φ.
+    pub rest: f64,
+}
+
+/// Splits the margin of `ours` over `theirs` into φ and the rest ([`MarginSplit`]); None when either runs designs
+/// of different φ on its VM types (no one φ to exchange) or a throughput is not finite and positive.
+pub fn margin_split(ours: &Config, theirs: &Config) -> Option<MarginSplit> {
+    let one_phi = |c: &Config| {
+        let phi = c.parts.first()?.design.phi;
+        c.parts.iter().all(|p| p.design.phi == phi).then_some(phi)
+    };
+    let (our_phi, their_phi) = (one_phi(ours)?, one_phi(theirs)?);
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    if !positive(ours.throughput) || !positive(theirs.throughput) {
+        return None;
+    }
+    let theirs_at_our_phi = theirs.throughput_at_phi(our_phi);
+    let ours_at_their_phi = ours.throughput_at_phi(their_phi);
+    let total = ours.throughput / theirs.throughput;
+    let phi =
+        ((theirs_at_our_phi / theirs.throughput) * (ours.throughput / ours_at_their_phi)).sqrt();
+    Some(MarginSplit {
+        total,
+        theirs_at_our_phi,
+        ours_at_their_phi,
+        phi,
+        rest: total / phi,
+    })
 }
 
 /// Counters of one search.
@@ -914,6 +978,117 @@ mod tests {
                     <= p.memory_gib * 1024.0 * 1024.0 * 1024.0 + 1.0
             );
         }
+    }
+
+    #[test]
+    fn a_fixed_system_priced_again_at_another_phi_runs_as_throughput_at_phi_says() {
+        let catalog = cosine_cloud_pricing::paper();
+        let mut w = named_workload("ycsb-a").unwrap();
+        w.entries = 100_000_000;
+        let mut opts = SearchOptions::new(5_000.0);
+        opts.providers = vec!["aws".into()];
+        opts.max_vms = 8;
+        let phi = PhiLibrary::default();
+        let r = search(&catalog, &w, &phi, &opts);
+        let mut checked = 0;
+        for (system, frontier) in &r.baselines {
+            let Some(c) = best_within(frontier, 5_000.0) else {
+                continue;
+            };
+            let own = c.parts[0].design.phi;
+            // at its own φ, its own throughput; more φ, never slower
+            let same = c.throughput_at_phi(own);
+            assert!(
+                (same - c.throughput).abs() <= 1e-9 * c.throughput,
+                "{same} {}",
+                c.throughput
+            );
+            assert!(c.throughput_at_phi((own + 0.05).min(1.0)) >= c.throughput);
+            // price the system again with every operation's φ set to `other`: the same VMs now run at what
+            // throughput_at_phi said, and the best within the budget is at least that fast
+            let other = if own > 0.5 { own - 0.4 } else { own + 0.4 };
+            let mut lib = phi.clone();
+            lib.entries.insert(
+                system.phi_key().to_string(),
+                cosine_cost_model::cpu::PhiEntry::from_ops([other; 5]),
+            );
+            let again = search(&catalog, &w, &lib, &opts);
+            let (_, f) = again.baselines.iter().find(|(b, _)| b == system).unwrap();
+            let predicted = c.throughput_at_phi(other);
+            let twin = f
+                .iter()
+                .find(|x| x.provider == c.provider && x.describe() == c.describe());
+            if let Some(t) = twin {
+                assert!(
+                    (t.throughput - predicted).abs() <= 1e-6 * predicted,
+                    "{}: {} priced again, {predicted} predicted",
+                    system.name(),
+                    t.throughput
+                );
+                checked += 1;
+            }
+            let best = best_within(f, 5_000.0).unwrap();
+            assert!(
+                best.throughput >= predicted * (1.0 - 1e-9),
+                "{}",
+                system.name()
+            );
+        }
+        assert!(
+            checked > 0,
+            "no fixed system kept its configuration on the frontier"
+        );
+    }
+
+    #[test]
+    fn the_slowest_vm_type_sets_a_mixed_configuration_at_another_phi_and_the_split_multiplies_out()
+    {
+        let catalog = cosine_cloud_pricing::paper();
+        let mut w = named_workload("ycsb-a").unwrap();
+        w.entries = 100_000_000;
+        let mut opts = SearchOptions::new(5_000.0);
+        opts.providers = vec!["aws".into()];
+        opts.max_vms = 8;
+        let r = search(&catalog, &w, &PhiLibrary::default(), &opts);
+        let one = r.best.unwrap();
+        // a second VM type, eight times the vCPUs, at 99% of the first one's latency: at its own φ the first
+        // VM type is the slowest; at φ = 0 the second, which loses more of its speedup, is
+        let mut mixed = one.clone();
+        let mut second = one.parts[0].clone();
+        second.vcpus *= 8;
+        second.design.latency_s *= 0.99;
+        mixed.parts.push(second);
+        let mut second_slowest = false;
+        let g = |phi: f64, eta: u32| cosine_cost_model::cpu::speedup(phi, eta as f64);
+        let own = one.parts[0].design.phi;
+        let at = |p: &Part, phi: f64| p.design.latency_s * g(own, p.vcpus) / g(phi, p.vcpus);
+        assert!(one.parts.iter().all(|p| p.design.phi == own));
+        for phi in [0.0, 0.3, own, 0.95] {
+            let first = one.parts.iter().map(|p| at(p, phi)).fold(0.0, f64::max);
+            let other = at(mixed.parts.last().unwrap(), phi);
+            second_slowest |= other > first;
+            let want = mixed.throughput * mixed.latency_s / first.max(other);
+            let got = mixed.throughput_at_phi(phi);
+            assert!((got - want).abs() <= 1e-9 * want, "φ {phi}: {got} {want}");
+        }
+        assert!(
+            second_slowest,
+            "the second VM type never set the latency (φ {own})"
+        );
+        assert!(mixed.throughput_at_phi(0.0) < one.throughput_at_phi(0.0));
+        // the split multiplies out, and is the identity against itself
+        for (_, f) in &r.baselines {
+            if let Some(theirs) = best_within(f, 5_000.0) {
+                let m = margin_split(&one, theirs).unwrap();
+                assert!((m.phi * m.rest - m.total).abs() <= 1e-9 * m.total);
+                assert!((m.total - one.throughput / theirs.throughput).abs() <= 1e-12 * m.total);
+            }
+        }
+        let same = margin_split(&one, &one).unwrap();
+        assert!((same.phi - 1.0).abs() < 1e-12 && (same.rest - 1.0).abs() < 1e-12);
+        // two VM types running designs of different φ: no one φ to exchange
+        mixed.parts[1].design.phi = own / 2.0;
+        assert!(margin_split(&mixed, &one).is_none());
     }
 
     #[test]

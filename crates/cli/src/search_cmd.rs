@@ -205,7 +205,12 @@ pub(crate) fn search_json(
         .iter()
         .map(|(b, f)| {
             let fixed = cosine_search::continuum::best_within(f, a.budget);
-            serde_json::json!({"system": b.name(), "best": fixed, "speedup_of_cosine": speedup(best, fixed)})
+            // how much of the margin φ makes
+            let split = best
+                .zip(fixed)
+                .and_then(|(ours, c)| cosine_search::continuum::margin_split(ours, c));
+            serde_json::json!({"system": b.name(), "best": fixed, "speedup_of_cosine": speedup(best, fixed),
+                "margin_split": split})
         })
         .collect();
     serde_json::json!({
@@ -342,6 +347,17 @@ pub fn run(a: SearchArgs) -> Result<()> {
                         c.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
                         best.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
                     );
+                    // the margin as φ times the rest, both orders of pricing averaged
+                    match cosine_search::continuum::margin_split(best, c) {
+                        Some(m) => println!(
+                            "  {:<11} Cosine / {} = {:.2} = phi {:.2} x the rest (I/Os, IOPS, VMs) {:.2}; these VMs at Cosine's phi would run {:.0} ops/s, Cosine's at {}'s phi {:.0} (phi: the geometric mean of the two)",
+                            "", b.name(), m.total, m.phi, m.rest, m.theirs_at_our_phi, b.name(), m.ours_at_their_phi,
+                        ),
+                        None => println!(
+                            "  {:<11} (no split into phi and the rest: VM types running designs of different phi)",
+                            ""
+                        ),
+                    }
                 }
             }
             None => println!("  {:<11} cannot run within this budget", b.name()),

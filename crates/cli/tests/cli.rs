@@ -392,8 +392,18 @@ fn search_human_output_and_targets() {
         "RocksDB",
         "cheapest configuration that meets",
         "searched",
+        "Cosine / RocksDB = ",
     ] {
         assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+    // each fixed design's margin is printed as φ times the rest, and the three figures multiply out
+    for line in text.lines().filter(|l| l.contains(" = phi ")) {
+        let num = |after: &str| -> f64 {
+            let rest = &line[line.find(after).unwrap() + after.len()..];
+            rest.split([' ', ';']).next().unwrap().parse().unwrap()
+        };
+        let (total, phi, rest) = (num(" = "), num(" = phi "), num("(I/Os, IOPS, VMs) "));
+        assert!((phi * rest - total).abs() <= 0.01 * total + 0.01, "{line}");
     }
 }
 
