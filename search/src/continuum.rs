@@ -947,14 +947,20 @@ mod tests {
         assert!((n.lookup - 0.45).abs() < 1e-12 && (n.scan - 0.11).abs() < 1e-12);
     }
 
-    #[test]
-    fn frontier_is_monotone_and_best_within_budget() {
-        let catalog = cosine_cloud_pricing::paper();
+    /// YCSB-A over 100 M entries on the paper's AWS catalog, at most 8 VMs, a $5,000 budget: a search that
+    /// runs in a test's time.
+    fn small_ycsb_a() -> (Catalog, Workload, SearchOptions) {
         let mut w = named_workload("ycsb-a").unwrap();
         w.entries = 100_000_000;
         let mut opts = SearchOptions::new(5_000.0);
         opts.providers = vec!["aws".into()];
         opts.max_vms = 8;
+        (cosine_cloud_pricing::paper(), w, opts)
+    }
+
+    #[test]
+    fn frontier_is_monotone_and_best_within_budget() {
+        let (catalog, w, opts) = small_ycsb_a();
         let r = search(&catalog, &w, &PhiLibrary::default(), &opts);
         assert!(!r.frontier.is_empty());
         for pair in r.frontier.windows(2) {
@@ -982,12 +988,7 @@ mod tests {
 
     #[test]
     fn a_fixed_system_priced_again_at_another_phi_runs_as_throughput_at_phi_says() {
-        let catalog = cosine_cloud_pricing::paper();
-        let mut w = named_workload("ycsb-a").unwrap();
-        w.entries = 100_000_000;
-        let mut opts = SearchOptions::new(5_000.0);
-        opts.providers = vec!["aws".into()];
-        opts.max_vms = 8;
+        let (catalog, w, opts) = small_ycsb_a();
         let phi = PhiLibrary::default();
         let r = search(&catalog, &w, &phi, &opts);
         let mut checked = 0;
@@ -1043,12 +1044,7 @@ mod tests {
     #[test]
     fn the_slowest_vm_type_sets_a_mixed_configuration_at_another_phi_and_the_split_multiplies_out()
     {
-        let catalog = cosine_cloud_pricing::paper();
-        let mut w = named_workload("ycsb-a").unwrap();
-        w.entries = 100_000_000;
-        let mut opts = SearchOptions::new(5_000.0);
-        opts.providers = vec!["aws".into()];
-        opts.max_vms = 8;
+        let (catalog, w, opts) = small_ycsb_a();
         let r = search(&catalog, &w, &PhiLibrary::default(), &opts);
         let one = r.best.unwrap();
         // a second VM type, eight times the vCPUs, at 99% of the first one's latency: at its own φ the first

@@ -247,27 +247,15 @@ pub fn open(
     dir: &std::path::Path,
     durable: bool,
 ) -> Result<Box<dyn Store>> {
+    #[cfg(feature = "wiredtiger")]
+    if let Some(table) = wt::Table::named(engine) {
+        return Ok(Box::new(wt::WiredTiger::open(memory, dir, table, durable)?));
+    }
     Ok(match engine {
         "rocksdb" => Box::new(peers::Rocks::open(memory, dir, durable)?),
         "fjall" => Box::new(peers::Fjall::open(memory, dir, durable)?),
         "redb" => Box::new(peers::Redb::open(memory, dir, durable)?),
         "sled" => Box::new(peers::Sled::open(memory, dir, durable)?),
-        #[cfg(feature = "wiredtiger")]
-        "wiredtiger" => Box::new(wt::WiredTiger::open(
-            memory,
-            dir,
-            wt::Table::BTree,
-            durable,
-        )?),
-        #[cfg(feature = "wiredtiger")]
-        "wiredtiger-32k" => Box::new(wt::WiredTiger::open(
-            memory,
-            dir,
-            wt::Table::BTreeDefaultLeaves,
-            durable,
-        )?),
-        #[cfg(feature = "wiredtiger")]
-        "wiredtiger-lsm" => Box::new(wt::WiredTiger::open(memory, dir, wt::Table::Lsm, durable)?),
         #[cfg(feature = "faster")]
         "faster" => Box::new(fast::Faster::open(memory, dir, durable)?),
         other => anyhow::bail!("unknown engine '{other}'"),
@@ -988,6 +976,14 @@ pub mod wt {
     }
 
     impl Table {
+        /// Every table, in the order `cosine-peers` lists them.
+        pub const ALL: [Table; 3] = [Table::BTree, Table::BTreeDefaultLeaves, Table::Lsm];
+
+        /// The table an engine name of `cosine-peers --engines` runs on; None for any other name.
+        pub fn named(engine: &str) -> Option<Table> {
+            Table::ALL.into_iter().find(|t| t.engine() == engine)
+        }
+
         /// The engine name of `cosine-peers --engines`.
         pub fn engine(self) -> &'static str {
             match self {
