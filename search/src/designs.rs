@@ -119,7 +119,8 @@ fn machine_shard<'a>(
 pub enum Baseline {
     /// RocksDB-shaped: T = 10, leveling, 10 bits per key, fences for every block.
     RocksDb,
-    /// WiredTiger-shaped: a B-tree, T = 32, no filters.
+    /// WiredTiger-shaped: a B-tree, T = 32 over 32 KiB leaves (WiredTiger's default leaf size, the table its φ
+    /// is measured on: `cosine-peers --calibrate-phi` with `wiredtiger-32k`), no filters.
     WiredTiger,
     /// FASTER-shaped: a log-structured hash table.
     Faster,

@@ -66,7 +66,9 @@ struct Args {
     json: bool,
     /// Instead of the table: run Algorithm 1 (1 and 2..=cores threads per operation type) on each peer named
     /// in --engines that is a fixed system of the φ library (rocksdb, wiredtiger, faster), add their entries to the
-    /// library read from --phi-base, and write it here.
+    /// library read from --phi-base, and write it here. WiredTiger's entry is measured on wiredtiger-32k (the
+    /// B-tree with its default 32 KB leaves, as the search's fixed WiredTiger design), whichever of wiredtiger
+    /// and wiredtiger-32k is named.
     #[arg(long)]
     calibrate_phi: Option<String>,
     /// The φ library the calibrated peers are added to (default: the learned library shipped in the crate).
@@ -122,10 +124,27 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
     };
     let eta = (machine_cores() as usize).max(2);
     let started = std::time::Instant::now();
-    for e in engines
-        .iter()
-        .filter(|e| ["rocksdb", "wiredtiger", "faster"].contains(&e.as_str()))
-    {
+    let mut systems: Vec<(&str, &str)> = Vec::new();
+    for e in engines {
+        match phi_system(e) {
+            Some(s) if systems.contains(&s) => {}
+            Some((lib_name, engine)) => {
+                if engine != e {
+                    eprintln!(
+                        "{e}: the φ library's {lib_name} is measured on {engine}, the configuration the search prices"
+                    );
+                }
+                systems.push((lib_name, engine));
+            }
+            None => eprintln!(
+                "{e}: not a fixed system of the φ library (rocksdb, wiredtiger, faster); skipped"
+            ),
+        }
+    }
+    if systems.is_empty() {
+        bail!("--calibrate-phi: none of --engines is a fixed system of the φ library (rocksdb, wiredtiger, faster)");
+    }
+    for (lib_name, e) in systems {
         let dir_of = |op: &str| std::path::Path::new(&a.dir).join(format!("phi-{e}-{op}"));
         // FASTER has no ordered scan (its range entry keeps the base library's value, with a note), and cannot
         // run below its minimum memory
@@ -160,13 +179,13 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
             },
             |op, phi| {
                 let _ = std::fs::remove_dir_all(dir_of(op));
-                eprintln!("{}", cosine_ycsb::phi_line(e, op, phi));
+                eprintln!("{}", cosine_ycsb::phi_line(lib_name, op, phi));
             },
         )
         .map_err(|x| anyhow::anyhow!(x))?;
-        cosine_ycsb::record_phi_partial(&mut lib, e, &phis, "FASTER has no ordered scan");
+        cosine_ycsb::record_phi_partial(&mut lib, lib_name, &phis, "FASTER has no ordered scan");
         lib.machine = format!(
-            "{}; {e} by cosine-peers --calibrate-phi ({} records, {} operations per measurement{})",
+            "{}; {lib_name} by cosine-peers --calibrate-phi on {e} ({} records, {} operations per measurement{})",
             lib.machine,
             a.records,
             a.ops,
@@ -180,6 +199,20 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
     std::fs::write(out, serde_json::to_string_pretty(&lib)? + "\n")?;
     eprintln!("wrote {out} in {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The φ library's fixed system an engine name of `--engines` calibrates, and the engine it is measured on:
+/// the configuration the search's fixed design prices. The search's WiredTiger is WiredTiger's B-tree with its
+/// default 32 KiB leaves (`Baseline::WiredTiger`, T = 32 ≤ the entries of a leaf), so its φ is measured on
+/// `wiredtiger-32k`, whether `wiredtiger` (the benchmark's B-tree with 8 KB leaves) or `wiredtiger-32k` is
+/// named. None for an engine that is not a fixed system (ours, fjall, redb, sled, the LSM table).
+fn phi_system(engine: &str) -> Option<(&'static str, &'static str)> {
+    match engine {
+        "rocksdb" => Some(("rocksdb", "rocksdb")),
+        "wiredtiger" | "wiredtiger-32k" => Some(("wiredtiger", "wiredtiger-32k")),
+        "faster" => Some(("faster", "faster")),
+        _ => None,
+    }
 }
 
 /// The least memory FASTER runs in (six 32 MiB log pages and its index); 0 when it is not built.
@@ -741,5 +774,42 @@ fn print_table(a: &Args, engines: &[String], workloads: &[CoreWorkload], rows: &
             })
             .collect();
         println!("| {} | {} |", w.name, cells.join(" | "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::phi_system;
+    #[cfg(feature = "wiredtiger")]
+    use cosine_peers::adapters;
+
+    #[test]
+    fn the_phi_librarys_wiredtiger_is_measured_on_its_default_leaves() {
+        // the search prices WiredTiger's B-tree with 32 KiB leaves; the benchmark's `wiredtiger` has 8 KB ones
+        assert_eq!(
+            phi_system("wiredtiger"),
+            Some(("wiredtiger", "wiredtiger-32k"))
+        );
+        assert_eq!(
+            phi_system("wiredtiger-32k"),
+            Some(("wiredtiger", "wiredtiger-32k"))
+        );
+        assert_eq!(phi_system("rocksdb"), Some(("rocksdb", "rocksdb")));
+        assert_eq!(phi_system("faster"), Some(("faster", "faster")));
+        for not_fixed in [
+            "cosine",
+            "rocksdb-cosine",
+            "wiredtiger-lsm",
+            "fjall",
+            "redb",
+            "sled",
+        ] {
+            assert_eq!(phi_system(not_fixed), None, "{not_fixed}");
+        }
+        #[cfg(feature = "wiredtiger")]
+        assert_eq!(
+            adapters::wt::Table::named("wiredtiger-32k"),
+            Some(adapters::wt::Table::BTreeDefaultLeaves)
+        );
     }
 }
