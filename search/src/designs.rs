@@ -35,6 +35,10 @@ pub const REFINED_NEIGHBOURS: usize = 3;
 /// (see [`Shard::with_cache`]).
 pub const CACHE_SHARES: [f64; 7] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
 
+/// The leaf (block) size of the fixed WiredTiger design: WiredTiger's default `leaf_page_max`, the B-tree its φ
+/// entry is measured on (`cosine-peers --calibrate-phi` runs `wiredtiger-32k` for it).
+pub const WIREDTIGER_LEAF_BYTES: u64 = 32 * 1024;
+
 /// Size ratios searched for LSM-like and hybrid designs.
 pub const LSM_SIZE_RATIOS: [u64; 10] = [2, 3, 4, 6, 8, 10, 12, 16, 24, 32];
 /// Size ratios (fanouts) searched for B-tree-like designs, kept where T ≤ entries per block.
@@ -1011,7 +1015,7 @@ impl Shard<'_> {
             }
             Baseline::WiredTiger => {
                 // T = 32 over 32 KiB leaves; the buffer holds what one level of fences can address
-                let block = 32 * 1024;
+                let block = WIREDTIGER_LEAF_BYTES;
                 let b = (block as f64 / shape.entry_bytes).floor().max(1.0);
                 let be = b * shape.entry_bytes;
                 let m_b = m * be / (shape.key_bytes * 32.0 + be);

@@ -993,17 +993,24 @@ pub mod wt {
             }
         }
 
+        /// The `leaf_page_max` the table is created with; None keeps WiredTiger's default (32 KB).
+        pub fn leaf_page_max(self) -> Option<&'static str> {
+            match self {
+                Table::BTree => Some(LEAF_PAGE_MAX),
+                Table::BTreeDefaultLeaves | Table::Lsm => None,
+            }
+        }
+
         /// The `WT_SESSION::create` configuration of the table.
         fn create_config(self, chunk_bytes: u64) -> String {
-            match self {
-                Table::BTree => {
-                    format!("key_format=u,value_format=u,leaf_page_max={LEAF_PAGE_MAX}")
-                }
-                Table::BTreeDefaultLeaves => "key_format=u,value_format=u".to_string(),
-                Table::Lsm => {
-                    format!("key_format=u,value_format=u,type=lsm,lsm=(chunk_size={chunk_bytes})")
-                }
+            let mut c = "key_format=u,value_format=u".to_string();
+            if let Some(leaf) = self.leaf_page_max() {
+                c += &format!(",leaf_page_max={leaf}");
             }
+            if self == Table::Lsm {
+                c += &format!(",type=lsm,lsm=(chunk_size={chunk_bytes})");
+            }
+            c
         }
     }
 

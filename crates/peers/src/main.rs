@@ -124,25 +124,14 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
     };
     let eta = (machine_cores() as usize).max(2);
     let started = std::time::Instant::now();
-    let mut systems: Vec<(&str, &str)> = Vec::new();
-    for e in engines {
-        match phi_system(e) {
-            Some(s) if systems.contains(&s) => {}
-            Some((lib_name, engine)) => {
-                if engine != e {
-                    eprintln!(
-                        "{e}: the φ library's {lib_name} is measured on {engine}, the configuration the search prices"
-                    );
-                }
-                systems.push((lib_name, engine));
-            }
-            None => eprintln!(
-                "{e}: not a fixed system of the φ library (rocksdb, wiredtiger, faster); skipped"
-            ),
-        }
+    let (systems, notes) = phi_systems(engines);
+    for n in &notes {
+        eprintln!("{n}");
     }
     if systems.is_empty() {
-        bail!("--calibrate-phi: none of --engines is a fixed system of the φ library (rocksdb, wiredtiger, faster)");
+        bail!(
+            "--calibrate-phi: none of --engines is a fixed system of the φ library ({FIXED_NAMES})"
+        );
     }
     for (lib_name, e) in systems {
         let dir_of = |op: &str| std::path::Path::new(&a.dir).join(format!("phi-{e}-{op}"));
@@ -184,9 +173,13 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
         )
         .map_err(|x| anyhow::anyhow!(x))?;
         cosine_ycsb::record_phi_partial(&mut lib, lib_name, &phis, "FASTER has no ordered scan");
-        lib.machine = format!(
-            "{}; {lib_name} by cosine-peers --calibrate-phi on {e} ({} records, {} operations per measurement{})",
-            lib.machine,
+        let provenance = format!(
+            "{lib_name} by cosine-peers --calibrate-phi{} ({} records, {} operations per measurement{})",
+            if e == lib_name {
+                String::new()
+            } else {
+                format!(" on {e}")
+            },
             a.records,
             a.ops,
             if faster && a.memory < floor {
@@ -195,6 +188,7 @@ fn calibrate_peers(a: &Args, engines: &[String], out: &str) -> Result<()> {
                 String::new()
             }
         );
+        lib.machine = with_provenance(&lib.machine, lib_name, &provenance);
     }
     std::fs::write(out, serde_json::to_string_pretty(&lib)? + "\n")?;
     eprintln!("wrote {out} in {:.0} s", started.elapsed().as_secs_f64());
@@ -213,6 +207,46 @@ fn phi_system(engine: &str) -> Option<(&'static str, &'static str)> {
         "faster" => Some(("faster", "faster")),
         _ => None,
     }
+}
+
+/// The engine names `--calibrate-phi` takes, as its messages list them.
+const FIXED_NAMES: &str = "rocksdb, wiredtiger or wiredtiger-32k, faster";
+
+/// The fixed systems `--calibrate-phi` measures for `--engines`, each once, in the order named, as (the φ
+/// library's name, the engine it is measured on); and a line for each name that was mapped to another engine
+/// or skipped.
+fn phi_systems(engines: &[String]) -> (Vec<(&'static str, &'static str)>, Vec<String>) {
+    let mut systems = Vec::new();
+    let mut notes = Vec::new();
+    for e in engines {
+        match phi_system(e) {
+            Some(s) if systems.contains(&s) => {}
+            Some((lib_name, engine)) => {
+                if engine != e {
+                    notes.push(format!(
+                        "{e}: the φ library's {lib_name} is measured on {engine}, the configuration the search prices"
+                    ));
+                }
+                systems.push((lib_name, engine));
+            }
+            None => notes.push(format!(
+                "{e}: not a fixed system of the φ library ({FIXED_NAMES}); skipped"
+            )),
+        }
+    }
+    (systems, notes)
+}
+
+/// The φ library's machine line with `provenance` as the one record of how `lib_name`'s entry was measured:
+/// an earlier calibration's record of the same system is replaced, not kept beside the new one.
+fn with_provenance(machine: &str, lib_name: &str, provenance: &str) -> String {
+    let earlier = format!("{lib_name} by cosine-peers --calibrate-phi");
+    machine
+        .split("; ")
+        .filter(|part| !part.starts_with(&earlier))
+        .chain(std::iter::once(provenance))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The least memory FASTER runs in (six 32 MiB log pages and its index); 0 when it is not built.
@@ -779,13 +813,14 @@ fn print_table(a: &Args, engines: &[String], workloads: &[CoreWorkload], rows: &
 
 #[cfg(test)]
 mod tests {
-    use super::phi_system;
+    use super::{phi_system, phi_systems, with_provenance};
     #[cfg(feature = "wiredtiger")]
     use cosine_peers::adapters;
 
     #[test]
-    fn the_phi_librarys_wiredtiger_is_measured_on_its_default_leaves() {
-        // the search prices WiredTiger's B-tree with 32 KiB leaves; the benchmark's `wiredtiger` has 8 KB ones
+    fn the_phi_librarys_wiredtiger_is_measured_on_the_leaves_the_search_prices() {
+        // the search prices WiredTiger's B-tree over 32 KiB leaves; the benchmark's `wiredtiger` has 8 KB ones
+        assert_eq!(cosine_search::designs::WIREDTIGER_LEAF_BYTES, 32 * 1024);
         assert_eq!(
             phi_system("wiredtiger"),
             Some(("wiredtiger", "wiredtiger-32k"))
@@ -808,8 +843,56 @@ mod tests {
         }
         #[cfg(feature = "wiredtiger")]
         assert_eq!(
-            adapters::wt::Table::named("wiredtiger-32k"),
-            Some(adapters::wt::Table::BTreeDefaultLeaves)
+            adapters::wt::Table::named("wiredtiger-32k").map(|t| t.leaf_page_max()),
+            Some(None),
+            "wiredtiger-32k must keep WiredTiger's default leaves"
+        );
+    }
+
+    #[test]
+    fn each_fixed_system_is_measured_once_and_the_rest_are_named() {
+        let names: Vec<String> = ["cosine", "wiredtiger", "rocksdb", "wiredtiger-32k", "sled"]
+            .map(String::from)
+            .to_vec();
+        let (systems, notes) = phi_systems(&names);
+        assert_eq!(
+            systems,
+            [("wiredtiger", "wiredtiger-32k"), ("rocksdb", "rocksdb")]
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0].starts_with("cosine: not a fixed system"),
+            "{notes:?}"
+        );
+        assert!(notes[1]
+            .starts_with("wiredtiger: the φ library's wiredtiger is measured on wiredtiger-32k"));
+        assert!(
+            notes[2].starts_with("sled: not a fixed system"),
+            "{notes:?}"
+        );
+        assert!(phi_systems(&["fjall".to_string()]).0.is_empty());
+    }
+
+    #[test]
+    fn a_recalibration_replaces_the_systems_earlier_provenance() {
+        let once = with_provenance(
+            "2 cores; wiredtiger by cosine-peers --calibrate-phi (200000 records, 200000 operations per measurement)",
+            "wiredtiger",
+            "wiredtiger by cosine-peers --calibrate-phi on wiredtiger-32k (20000 records)",
+        );
+        assert_eq!(
+            once,
+            "2 cores; wiredtiger by cosine-peers --calibrate-phi on wiredtiger-32k (20000 records)"
+        );
+        // another system's record stays
+        let both = with_provenance(
+            &once,
+            "rocksdb",
+            "rocksdb by cosine-peers --calibrate-phi (1 records)",
+        );
+        assert!(
+            both.contains("wiredtiger by")
+                && both.ends_with("rocksdb by cosine-peers --calibrate-phi (1 records)")
         );
     }
 }
