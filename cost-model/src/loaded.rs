@@ -17,6 +17,7 @@
 
 use crate::keys::{distinct_after, writes_to_fill, AlphaForm, KeyPart};
 use cosine_design::planner::{plan, residency, FileView, LevelView, Plan, Policy, RunView};
+use cosine_design::shape::MAX_BITS_PER_KEY;
 use cosine_design::simulate::{apply, apply_keeping_versions, run_over, Files, Ids, Mix, Versions};
 use cosine_design::{Compaction, Design, FilePicking, RunStrategy};
 use rustc_hash::FxHashMap;
@@ -51,9 +52,6 @@ pub const MAX_FLUSHES: f64 = 2048.0;
 /// the shape does not depend on the file size except through partial compaction's granularity (one file of a
 /// level pushed at a time), which 1/256 of the data keeps fine.
 const MAX_FILES: f64 = 256.0;
-
-/// The most bits per key the engine gives a filter.
-const MAX_BITS_PER_KEY: f64 = 40.0;
 
 /// Plans carried out after one flush at most (a guard: the planner settles in a few).
 const MAX_PLANS_PER_FLUSH: usize = 10_000;

@@ -2,9 +2,138 @@
 //! without finding it, what passing a run costs (a filter false positive or a cold run's index and data
 //! block), and the tree a read-only workload meets after a load ([`loaded_lookup`]); the entry cache's hits.
 
+use crate::dist::flow::writes;
+use crate::dist::latest::{latest_lookup, latest_lookup_simulated, SimLevel};
+use crate::dist::met::MetTree;
 use crate::dist::tree::{scaled, Tree};
 use crate::keys::{exp_or_zero, AlphaForm, KeyPart, KeySpace};
-use cosine_design::{Design, Workload};
+use crate::layout;
+use crate::quirks::ReferenceQuirks;
+use cosine_design::{Design, KeyDistribution, Workload};
+
+/// σ_l of a tree-shaped design on the tree it holds ([`MetTree`]): under "latest" reads by recency
+/// ([`super::latest`]); for a workload that never writes over a uniform load, on the tree the load left
+/// ([`read_only_lookup`]); otherwise per key partition on the tree at its mean or at the phases of its cycles
+/// ([`lookup_cost`]), less what the entry cache answers. `spans` is per level the share of the key space its
+/// files cover; `simulated` the planner's simulated levels under the writes, where it ran.
+pub(super) fn tree_lookup(
+    design: &Design,
+    workload: &Workload,
+    parts: &[KeyPart],
+    met: &MetTree,
+    spans: &[f64],
+    simulated: Option<&[SimLevel]>,
+    q: &ReferenceQuirks,
+) -> f64 {
+    let tree = &met.tree;
+    let entries = workload.entries as f64;
+    if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
+        return match simulated {
+            Some(levels) => latest_lookup_simulated(levels, tree.alpha_entries[0], *theta, entries),
+            None => latest_lookup(&tree.for_lookups(spans).0, *theta, entries),
+        };
+    }
+    if tree.l == 0 {
+        return 0.0;
+    }
+    if !writes(workload)
+        && matches!(workload.writes, KeyDistribution::Uniform { .. })
+        && !q.full_buffer
+    {
+        return read_only_lookup(design, workload, parts, met, spans, q);
+    }
+    let mut lookup = 0.0;
+    let mut scratch = Vec::new();
+    let hits = cache_hits(design, workload, parts);
+    let missing = empty_lookup(tree);
+    // the tree at its mean, or at the points of its cycles where the mean does not price it
+    for (weight, tree) in met.weighted() {
+        let (seen, spans) = tree.for_lookups(spans);
+        for (part, hit) in parts.iter().zip(hits.iter()) {
+            if part.get <= 0.0 {
+                continue;
+            }
+            // ā_{−1}: a lookup the entry cache answers reaches neither buffer nor runs (MODEL.md §2.2)
+            lookup += weight
+                * part.get
+                * (1.0 - hit)
+                * lookup_cost(&seen, part, &spans, &mut scratch).unwrap_or(missing);
+        }
+    }
+    lookup
+}
+
+/// σ_n: a lookup of a missing key passes every hot run (a filter's false positives, R) and reads a data block
+/// of every cold run (no filter), and its index block in the fixed model.
+pub(super) fn empty_lookup(tree: &Tree) -> f64 {
+    if tree.l == 0 {
+        0.0
+    } else {
+        tree.fpr_sum + tree.y as f64 * tree.z * (1.0 + tree.index_cost[tree.l as usize])
+    }
+}
+
+/// σ_l of a workload that never writes, after a uniform load: on the tree the load left, as the engine's
+/// planner builds it ([`crate::loaded::loaded_trees`], averaged over where the load's end falls in its levels'
+/// fill cycles), or, where the load is too many flushes to simulate, each level holding its share of the keys.
+/// The entry cache answers the lookups of the keys the reads keep in it.
+fn read_only_lookup(
+    design: &Design,
+    workload: &Workload,
+    parts: &[KeyPart],
+    met: &MetTree,
+    spans: &[f64],
+    q: &ReferenceQuirks,
+) -> f64 {
+    let tree = &met.tree;
+    let l = tree.l;
+    let sizes = crate::loaded::Sizes::of(
+        workload.key_bytes as usize,
+        workload.value_bytes as usize,
+        design.block_bytes as usize,
+    );
+    let loaded = if q.nominal_loaded_tree {
+        None
+    } else {
+        crate::loaded::loaded_trees(design, met.stored.effective_entries, sizes)
+    };
+    let mut lookup = 0.0;
+    if let Some(trees) = loaded {
+        // averaged over where the load's end falls in its levels' fill cycles
+        lookup = trees
+            .iter()
+            .map(|runs| loaded_lookup(tree, runs, met.fence_bytes, sizes.fence_per_entry))
+            .sum::<f64>()
+            / trees.len().max(1) as f64;
+    } else {
+        // After a uniform load and no writes each level holds its share of the keys. A level that compaction
+        // merges whole spans the key space, so every lookup that passes it probes its runs (a filter false
+        // positive, or a block without filters, plus the index when cold); a level that partial compaction
+        // feeds file by file holds the contiguous key ranges it has not pushed down yet, so only the lookups
+        // whose key it holds touch it, unless it holds several runs.
+        let mut above = 0.0;
+        for i in 1..=l {
+            let iu = i as usize;
+            let cold_share = 1.0 - (tree.resident[iu] / tree.runs[iu].max(1e-12)).min(1.0);
+            let own = 1.0 + tree.index_cost[iu] * cold_share;
+            lookup += layout::data_share(i, l, tree.t) * (above + own);
+            // (a level of several runs spans the key space whatever the compaction: each run is a whole
+            // flush or merge)
+            above += spans[iu] * tree.pass_level(iu);
+        }
+    }
+    // the entry cache answers the lookups of the keys the reads keep in it: the levels hold every key alike
+    // (the load was uniform), but the reads themselves may be skewed (YCSB-C: zipfian reads over a uniform
+    // load), so the hit chance comes from the read distribution's partitions (for uniform reads it is n/N, n
+    // entries cached of the N stored)
+    if design.cache_bytes > 0 {
+        let hits = cache_hits(design, workload, parts);
+        let reads: f64 = parts.iter().map(|p| p.get).sum();
+        let hit: f64 = parts.iter().zip(hits.iter()).map(|(p, h)| p.get * h).sum();
+        lookup *= 1.0 - (hit / reads.max(1e-12)).clamp(0.0, 1.0);
+    }
+    lookup
+}
 
 /// Per key partition, the chance that a lookup of an existing key is answered by the design's entry cache
 /// (M_BC; all 0 without one): entries of the workload's size plus the cache's per-entry overhead, kept by the

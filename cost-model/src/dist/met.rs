@@ -6,16 +6,16 @@ use crate::dist::flow::{
     cycle_runs, group_last_level, kept_updates, never_pushed, retained_versions, run_writes,
     write_share, writes, written, written_before,
 };
+use crate::dist::latest::{sim_levels, SimLevel};
 use crate::dist::residency::{cycle_phases, phase_runs, phased_residency, residency};
 use crate::dist::shape::{build_tree, refilter, steady_state};
 use crate::dist::tree::Tree;
 use crate::dist::DistributionAware;
-use crate::dist::LshEngine;
-use crate::dist::{data_shape, ModelLevel};
-use crate::keys::{KeyPart, KeySpace};
+use crate::keys::KeyPart;
 use crate::layout::DataShape;
-use crate::ModelError;
-use cosine_design::{Compaction, Design, Workload};
+use crate::quirks::ReferenceQuirks;
+use cosine_design::DesignClass;
+use cosine_design::{Design, Workload};
 
 /// The planner's simulation of a load of `entries` and `workload`'s writes since
 /// ([`crate::loaded::under_writes`]), its flushes holding `flush_entries` when given (a hash-log buffer's),
@@ -195,17 +195,6 @@ impl DistributionAware {
         (tree, stored, filter_bytes, fence_bytes)
     }
 
-    /// Whether `design` is priced as an LSH log rather than a tree: the reference code's rule uses the
-    /// workload's entries per block; ours is the engine's own (`Design::runs_as_lsh`), so a design is priced as
-    /// the shape the engine runs it as.
-    pub(super) fn prices_as_lsh(&self, design: &Design, shape: &DataShape) -> bool {
-        if self.quirks.lsh_calibrated {
-            design.filter_bytes == 0 && design.size_ratio as f64 > shape.entries_per_block
-        } else {
-            design.runs_as_lsh()
-        }
-    }
-
     /// Whether the runs a level above the last holds are priced as the planner's simulation has them over
     /// the workload's writes ([`phase_runs`]) rather than at a fill cycle's mean: whenever the simulation runs
     /// and no quirk decides the runs. (The simulation's mean over many cycles is not the closed form's: seed 1
@@ -213,30 +202,6 @@ impl DistributionAware {
     /// prices 6.57; a gate on the writes' length made the price jump between the two at its edge.)
     pub(super) fn phased(&self, workload: &Workload, tree: &Tree) -> bool {
         tree.l >= 2 && writes(workload) && !self.quirks.shapes_runs()
-    }
-
-    /// An LSH design that compacts partially: blocks a write moves in the planner's simulation of the load and
-    /// the writes since ([`crate::loaded::under_writes`]), with flushes of what the hash-log buffer holds.
-    pub(super) fn lsh_simulated_write(
-        &self,
-        design: &Design,
-        workload: &Workload,
-        shape: &DataShape,
-        parts: &[KeyPart],
-        eb: f64,
-    ) -> Option<f64> {
-        if design.compaction != Compaction::Partial
-            || !writes(workload)
-            || self.quirks.nominal_loaded_tree
-            || self.quirks.table2_write_cost
-            || self.lsh_engine != LshEngine::Cosine
-            || eb < 1.0
-        {
-            return None;
-        }
-        // (a flush holds what the hash-log buffer holds)
-        let u = simulate_writes(design, workload, shape.entries, parts, Some(eb))?;
-        Some(u.moved_per_write / shape.entries_per_block)
     }
 
     /// The planner's simulation of the load and the writes since ([`crate::loaded::under_writes`]), for a
@@ -258,41 +223,6 @@ impl DistributionAware {
         }
         simulate_writes(design, workload, shape.effective_entries, parts, None)
     }
-
-    /// The levels the model prices `design` as holding under `workload` (a tree-shaped design; an LSH design,
-    /// which the model prices as its log's levels, returns `None`): per level its runs, the entries of a run
-    /// a lookup meets, how many runs keep their fences in memory, and the false-positive rate of a resident
-    /// run's filter. `cosine validate` prints it beside the engine's tree.
-    pub fn explain(
-        &self,
-        design: &Design,
-        workload: &Workload,
-    ) -> Result<Option<Vec<ModelLevel>>, ModelError> {
-        design.validate()?;
-        workload.validate()?;
-        let keys = KeySpace::from_workload(workload);
-        let shape = data_shape(design, workload, &keys, &self.quirks);
-        if self.prices_as_lsh(design, &shape) {
-            return Ok(None);
-        }
-        let parts = keys.parts_cow();
-        let met = self.met_tree(design, workload, &shape, &parts);
-        let tree = &met.tree;
-        // (over the points of a cycle the mean does not price, their weighted runs and resident runs)
-        let over = |f: &dyn Fn(&Tree) -> f64| met.weighted().map(|(w, t)| w * f(t)).sum::<f64>();
-        Ok(Some(
-            (1..=tree.l as usize)
-                .map(|i| ModelLevel {
-                    level: i as u32,
-                    hot: i as u32 <= tree.last_hot(),
-                    runs: over(&|t| t.runs[i]),
-                    entries_per_run: tree.alpha_entries[i],
-                    resident_runs: over(&|t| t.resident[i].min(t.runs[i])),
-                    fpr: tree.hot_fpr[i],
-                })
-                .collect(),
-        ))
-    }
 }
 
 /// What [`DistributionAware::met_tree`] finds.
@@ -313,6 +243,66 @@ pub(super) struct MetTree {
 }
 
 impl MetTree {
+    /// The design's class as the tree prices it (Algorithm 3 over the filters and cold levels it holds); a
+    /// tree without filters is B-tree-like, whatever its size ratio, as the engine runs it as a tree.
+    pub(super) fn class(&self, design: &Design, entries_per_block: f64) -> DesignClass {
+        match DesignClass::classify(
+            self.filter_bytes.round() as u64,
+            self.tree.y,
+            design.size_ratio,
+            entries_per_block as u64,
+        ) {
+            DesignClass::Lsh => DesignClass::Btree,
+            c => c,
+        }
+    }
+
+    /// Whether level `i`, holding `runs` runs, spans the key space: compaction merges it whole, or it holds
+    /// several runs (each a whole flush or merge), or it is tiered (its runs arrive whole and leave whole,
+    /// merged once it holds its limit, however few it holds on average); a leveled level's single run that
+    /// partial compaction pushes down file by file holds only the ranges it has not pushed down yet.
+    fn spans_whole(&self, design: &Design, q: &ReferenceQuirks, i: usize, runs: f64) -> bool {
+        let tree = &self.tree;
+        q.partial_levels_span_keys
+            || design.merges_whole(i as u32)
+            || runs > 1.0
+            || (!q.tiered_levels_span_only_with_runs
+                && i >= 1
+                && tree.limit(i.min(tree.l as usize)) > 1.0)
+    }
+
+    /// Per level (0 the buffer), the share of the key space its files cover: 1 where it spans it
+    /// ([`MetTree::spans_whole`]), else the share the planner's simulation of the writes leaves it, where it
+    /// ran, else 0 (a lookup touches it only when it holds the key).
+    pub(super) fn spans(&self, design: &Design, q: &ReferenceQuirks) -> Vec<f64> {
+        let tree = &self.tree;
+        (0..=tree.l as usize)
+            .map(|i| {
+                match (
+                    self.spans_whole(design, q, i, tree.runs[i]),
+                    &self.under_writes,
+                ) {
+                    (true, _) => 1.0,
+                    (false, Some(u)) if i >= 1 => u.covered.get(i - 1).copied().unwrap_or(0.0),
+                    _ => 0.0,
+                }
+            })
+            .collect()
+    }
+
+    /// The planner's simulation's levels under the writes, priced with this tree's costs of passing and
+    /// seeking into a level ([`sim_levels`]); None where the simulation did not run.
+    pub(super) fn simulated_levels(
+        &self,
+        design: &Design,
+        q: &ReferenceQuirks,
+    ) -> Option<Vec<SimLevel>> {
+        let u = self.under_writes.as_deref().filter(|_| self.tree.l > 0)?;
+        Some(sim_levels(&self.tree, u, |i, runs| {
+            self.spans_whole(design, q, i, runs)
+        }))
+    }
+
     /// The trees a lookup meets, each with its weight.
     pub(super) fn weighted(&self) -> impl Iterator<Item = (f64, &Tree)> {
         let mean = self.phases.is_empty().then_some((1.0, &self.tree));

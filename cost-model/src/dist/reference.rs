@@ -1,9 +1,17 @@
 //! The reference code's arithmetic where it differs from the model's own: the closed-form R and Table 2's
 //! σ_p. Only [`crate::ReferenceQuirks`] reach it; the fixed model never does.
 
+use crate::dist::flow::writes;
+use crate::dist::lsh::Log;
+use crate::dist::scan::Scans;
 use crate::dist::tree::Tree;
+use crate::dist::Calibration;
+use crate::keys::harmonic;
 use crate::keys::{coupon_collector, exp_or_zero, writes_to_fill, KeyPart, KeySpace};
+use crate::layout::DataShape;
 use crate::quirks::ReferenceQuirks;
+use crate::{IoCost, PerOp};
+use cosine_design::{Design, DesignClass, KeyDistribution, LogKind, Workload};
 
 /// R as the reference code computes it (closed form with T^Y in the exponent).
 pub(super) fn closed_form_r(
@@ -102,4 +110,144 @@ pub(super) fn insert_cost(
         }
     }
     cost
+}
+
+/// Table 2's scans, as the reference code prices them (`scan_full_levels`): a long scan reads 2·s/N of every
+/// level's capacity (a B-tree-like design its leaves, s/B, below its internal levels), a short one K runs of
+/// each hot level above the last and Z of the rest; a long scan also pays the short one's seeks unless
+/// `scan_without_seeks`. A scan within one block is charged the short one.
+pub(super) fn table2_scans(
+    q: &ReferenceQuirks,
+    design: &Design,
+    workload: &Workload,
+    shape: &DataShape,
+    tree: &Tree,
+    class: DesignClass,
+    filter_bytes: f64,
+) -> Scans {
+    let (t, k, z, l, y, eb) = (tree.t, tree.k, tree.z, tree.l, tree.y, tree.eb);
+    let h = tree.last_hot();
+    let (s, n, b) = (
+        workload.scan_length as f64,
+        shape.entries,
+        shape.entries_per_block,
+    );
+    let is_btree_scan = if q.btree_discount {
+        design.size_ratio.is_multiple_of(16) && design.hot_runs == 1 && !(filter_bytes > 0.0)
+    } else {
+        class == DesignClass::Btree
+    };
+    let long = if is_btree_scan {
+        if q.btree_discount {
+            l as f64 - 1.0 + s / b
+        } else {
+            y.saturating_sub(1) as f64 + s / b
+        }
+    } else {
+        let first_end = if q.scan_double_count { h } else { h.min(l - 1) };
+        let mut cap: f64 = (1..=first_end).map(|i| eb * t.powi(i as i32)).sum();
+        if t < b && l >= 2 {
+            cap += ((h + 1)..=(l - 2))
+                .map(|i| eb * t.powi(i as i32))
+                .sum::<f64>();
+        }
+        cap += eb * t.powi(l as i32);
+        let extra = if t == b && y > 0 { y as f64 - 1.0 } else { 0.0 };
+        2.0 * (s / n) / b * cap + extra
+    };
+    let short = if y == 0 && q.short_scan_kl {
+        k * l as f64
+    } else {
+        k * h.saturating_sub(1) as f64 + z * (y as f64 + 1.0)
+    };
+    let long = if q.scan_without_seeks || is_btree_scan {
+        long
+    } else {
+        long + short
+    };
+    Scans {
+        long,
+        short,
+        charged: if s <= b { short } else { long },
+    }
+}
+
+/// An LSH design priced with the reference code's FASTER constants (`lsh_calibrated`): a key is in memory
+/// when the log's mutable tail (0.9 of it, the hybrid log) or its read-only part (0.1) holds it, and exists
+/// when memory or one of K full runs does; a lookup costs 1.8 I/Os a record on disk (append-only) or 1, an
+/// insert 1.5 (append-only) or 1/B, a miss 1, an update a lookup and 1/B, a scan one I/O an entry.
+pub(super) fn calibrated_lsh(
+    calibration: &Calibration,
+    q: &ReferenceQuirks,
+    design: &Design,
+    workload: &Workload,
+    shape: &DataShape,
+    log: &Log,
+) -> IoCost {
+    let t = design.size_ratio as f64;
+    let (eb, k, n, b) = (log.eb, log.k, log.n, shape.entries_per_block);
+    let (mut lookup, mut insert, mut weight) = (0.0, 0.0, 0.0);
+    for (part, hit) in log.parts.iter().zip(log.hits.iter()) {
+        let a0 = match design.log {
+            LogKind::AppendOnly => KeySpace::alpha(part, log.buffer),
+            // a mutable tail of 0.9 of the log's memory and a read-only 0.1
+            LogKind::Hybrid => {
+                let mutable = KeySpace::alpha(part, 0.9 * eb);
+                let read_only = KeySpace::alpha(part, 0.1 * eb);
+                1.0 - (1.0 - mutable) * (1.0 - read_only)
+            }
+        };
+        // a key exists when it is in memory or in one of K full runs (of eb·T/K entries each for an
+        // append-only log, eb·T for the hybrid one)
+        let run = match design.log {
+            LogKind::AppendOnly => eb * t / k,
+            LogKind::Hybrid => eb * t,
+        };
+        let pi = exp_or_zero(k * (-KeySpace::alpha(part, run)).ln_1p());
+        let (on_disk, exists) = ((1.0 - pi) * (1.0 - a0), 1.0 - pi * (1.0 - a0));
+        if exists <= 0.0 {
+            continue;
+        }
+        let cond = if q.lsh_unconditioned {
+            on_disk
+        } else {
+            on_disk / exists
+        };
+        let (l_cost, p_cost) = match design.log {
+            LogKind::AppendOnly => (
+                calibration.lsh_lookup_scale * cond,
+                calibration.lsh_insert_scale * on_disk / exists,
+            ),
+            LogKind::Hybrid => (cond, (1.0 / b).min(on_disk / exists)),
+        };
+        lookup += part.get * (1.0 - hit) * l_cost;
+        insert += part.put * p_cost;
+        weight += part.get;
+    }
+    if weight > 0.0 && !q.lsh_unconditioned {
+        lookup /= weight;
+    }
+    if let (KeyDistribution::Latest { theta }, false) = (&workload.reads, q.latest_as_zipfian) {
+        // the newest keys are in the buffer (half full on average)
+        let in_buffer = if writes(workload) { eb / 2.0 } else { 0.0 };
+        lookup = 1.0 - harmonic(in_buffer.min(n), *theta) / harmonic(n, *theta);
+    }
+    let s = workload.scan_length as f64;
+    let per_op = PerOp {
+        lookup,
+        // a miss follows its hash bucket's chain to the log once: the index covers N/8 keys
+        empty_lookup: 1.0,
+        insert,
+        blind_update: lookup + 1.0 / b,
+        rmw: lookup + 1.0 / b,
+        long_scan: s,
+        short_scan: s,
+    };
+    IoCost::lsh(
+        design,
+        workload,
+        log.ages.levels(),
+        per_op,
+        per_op.long_scan,
+    )
 }

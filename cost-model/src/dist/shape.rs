@@ -7,6 +7,7 @@ use crate::dist::reference::closed_form_r;
 use crate::dist::tree::Tree;
 use crate::layout::{self, DataShape};
 use crate::quirks::ReferenceQuirks;
+use cosine_design::shape::MAX_BITS_PER_KEY;
 use cosine_design::Design;
 
 pub(super) fn build_tree(
@@ -232,9 +233,6 @@ pub(super) fn refilter(tree: &mut Tree, filter_bytes: f64, slots: bool) {
     }
     tree.fpr_sum = sum;
 }
-
-/// The most bits per key a filter gets (the engine's bound).
-pub(super) const MAX_BITS_PER_KEY: f64 = 40.0;
 
 /// The steady state a lookup meets: the buffer fills from empty between flushes, and each level above the
 /// last from empty between merges into the next, so on average each holds half its capacity; a workload that

@@ -6,7 +6,7 @@ use super::write::mean_distinct;
 use super::*;
 use crate::keys::{distinct_after, exp_or_zero, KeySpace};
 use crate::WorstCase;
-use cosine_design::{FilePicking, LogKind, RunStrategy};
+use cosine_design::{Compaction, FilePicking, LogKind, RunStrategy};
 use cosine_design::{KeyDistribution, OperationMix};
 use proptest::prelude::*;
 

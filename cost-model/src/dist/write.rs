@@ -1,9 +1,103 @@
 //! The write price (σ_p, and with it blind updates and read-modify-writes): the blocks the engine's flushes
 //! and compactions read and write per write, level by level as its planner merges ([`engine_write_cost`]).
 
-use crate::keys::{distinct_after, writes_to_fill, KeyPart};
+use crate::dist::flow::{writes, written, written_before};
+use crate::dist::lsh::Log;
+use crate::dist::met::simulate_writes;
+use crate::dist::met::MetTree;
+use crate::dist::reference::insert_cost;
+use crate::dist::LshEngine;
+use crate::keys::{distinct_after, writes_to_fill, KeyPart, KeySpace};
+use crate::layout::DataShape;
 use crate::quirks::ReferenceQuirks;
-use cosine_design::{Compaction, Design, FilePicking};
+use cosine_design::{Compaction, Design, FilePicking, Workload};
+
+/// σ_p of a tree-shaped design: the blocks a write moves in the planner's simulation of the writes where it
+/// runs on a design whose levels partial compaction empties file by file (which files a moved file overlaps,
+/// and which of them move down as they are, follow from where the data lies, which the closed form takes from
+/// a rule per picking); else the closed form over the levels the planner writes ([`engine_write_cost`]).
+pub(super) fn tree_write(
+    design: &Design,
+    workload: &Workload,
+    keys: &KeySpace,
+    parts: &[KeyPart],
+    shape: &DataShape,
+    met: &MetTree,
+    q: &ReferenceQuirks,
+) -> f64 {
+    let tree = &met.tree;
+    let b = shape.entries_per_block;
+    if q.table2_write_cost {
+        return insert_cost(tree, keys, parts, q);
+    }
+    if let (Some(u), Compaction::Partial) = (&met.under_writes, design.compaction) {
+        return u.moved_per_write / b;
+    }
+    engine_write_cost(
+        &write_levels(design, tree.l, tree.last_hot(), shape.entry_bytes, q),
+        tree.eb,
+        b,
+        parts,
+        met.stored.effective_entries,
+        written_before(workload)..written(workload),
+        q.levels_always_fill,
+    )
+}
+
+/// σ_p of an LSH design: a write is appended to the log; the log's level is pushed down (its runs read, their
+/// distinct keys written as one run below) once it holds K runs or θ of its capacity: what the planner's
+/// simulation of the load and the writes since moves where it runs (our engine's log compacting partially,
+/// with flushes of what the hash-log buffer holds), else the closed form over the levels the log's versions
+/// fill ([`engine_write_cost`]).
+pub(super) fn log_write(
+    design: &Design,
+    workload: &Workload,
+    shape: &DataShape,
+    log: &Log,
+    q: &ReferenceQuirks,
+    engine: LshEngine,
+) -> f64 {
+    let simulates = design.compaction == Compaction::Partial
+        && writes(workload)
+        && !q.nominal_loaded_tree
+        && !q.table2_write_cost
+        && engine.merges_runs()
+        && log.eb >= 1.0;
+    if simulates {
+        if let Some(u) = simulate_writes(design, workload, shape.entries, &log.parts, Some(log.eb))
+        {
+            return u.moved_per_write / shape.entries_per_block;
+        }
+    }
+    let levels = log.ages.levels();
+    engine_write_cost(
+        &write_levels(design, levels, levels, log.level_entry, q),
+        log.eb,
+        shape.entries_per_block,
+        &log.parts,
+        log.ages.versions(),
+        written_before(workload)..written(workload),
+        q.levels_always_fill,
+    )
+}
+
+/// σ_u and σ_w from a write and a lookup: every design writes out of place, so a blind update costs a write
+/// and a read-modify-write a lookup and a write (with the reference quirk, an unfiltered design updates a
+/// B-tree leaf in place: a lookup and 1/B each).
+pub(super) fn updates(
+    q: &ReferenceQuirks,
+    filtered: bool,
+    write: f64,
+    lookup: f64,
+    entries_per_block: f64,
+) -> (f64, f64) {
+    if filtered || !q.in_place_unfiltered_updates {
+        (write, lookup + write)
+    } else {
+        let in_place = lookup + 1.0 / entries_per_block;
+        (in_place, in_place)
+    }
+}
 
 /// One level of the tree as our engine's flushes and compactions write it (the planner's rules, in entries).
 #[derive(Clone, Copy, Debug)]
@@ -72,16 +166,11 @@ pub(super) fn write_levels(
             design.hot_runs as f64
         }
     };
-    let full_at = |i: u32| match design.compaction {
-        Compaction::Full => true,
-        Compaction::Partial => false,
-        Compaction::Hybrid => i <= design.full_compaction_levels,
-    };
     (1..=l.max(1))
         .map(|i| WriteLevel {
             limit: limit(i),
             push_at: base * t.powi(i as i32),
-            partial_out: !full_at(i) && limit(i) <= 1.0 && limit(i + 1) <= 1.0,
+            partial_out: !design.merges_whole(i) && limit(i) <= 1.0 && limit(i + 1) <= 1.0,
             file_entries,
             overlap,
         })

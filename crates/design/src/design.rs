@@ -92,6 +92,18 @@ pub enum Compaction {
     Hybrid,
 }
 
+impl Compaction {
+    /// Whether level `level` (1-based) is merged down whole rather than file by file, with hybrid compaction
+    /// full on its first `full_levels` levels. The engine's planner and the cost model both decide by it.
+    pub fn merges_whole(self, level: usize, full_levels: usize) -> bool {
+        match self {
+            Compaction::Full => true,
+            Compaction::Partial => false,
+            Compaction::Hybrid => level <= full_levels,
+        }
+    }
+}
+
 /// Which run of a level a compaction starts from (Table 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -347,6 +359,12 @@ impl Design {
     /// the engine (for Monkey's bits) and the cost model alike ([`crate::shape::level_count`]).
     pub fn level_base_bytes(&self) -> f64 {
         self.flush_bytes() as f64 * self.merge_threshold.clamp(0.01, 1.0)
+    }
+
+    /// Whether this design merges level `level` (1-based) down whole ([`Compaction::merges_whole`]).
+    pub fn merges_whole(&self, level: u32) -> bool {
+        self.compaction
+            .merges_whole(level as usize, self.full_compaction_levels as usize)
     }
 
     /// Total memory the design asks for: M_B + M_BF + M_FP + M_BC.

@@ -113,11 +113,7 @@ impl Policy {
     }
 
     fn full_at(&self, i: usize) -> bool {
-        match self.compaction {
-            Compaction::Full => true,
-            Compaction::Partial => false,
-            Compaction::Hybrid => i <= self.full_levels,
-        }
+        self.compaction.merges_whole(i, self.full_levels)
     }
 }
 

@@ -8,6 +8,10 @@ use std::f64::consts::LN_2;
 /// ln(2)^2, the constant in every Bloom-filter formula.
 pub const LN2_SQ: f64 = LN_2 * LN_2;
 
+/// The most bits per key a filter gets (FPR ≈ 5·10⁻⁹): Monkey gives a run more when memory is plentiful; the
+/// engine caps what it writes there and the cost model what it prices.
+pub const MAX_BITS_PER_KEY: f64 = 40.0;
+
 /// FPR of a Bloom filter with `bits_per_entry` bits per key and the optimal number of hash functions:
 /// p = e^{−b·ln²2}.
 pub fn fpr(bits_per_entry: f64) -> f64 {

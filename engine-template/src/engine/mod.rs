@@ -42,8 +42,8 @@ const STALL_EXTRA_RUNS: u64 = 4;
 const MAX_FROZEN: usize = Design::WRITE_BUFFERS as usize - 1;
 /// Stripes of the per-key locks that make read-modify-write atomic.
 const KEY_STRIPES: usize = 64;
-/// Cap on Monkey's bits per key when memory is plentiful (FPR ≈ 1e-9).
-const MAX_BITS_PER_KEY: f64 = 40.0;
+// Monkey's bits per key are capped when memory is plentiful (the cost model prices the same cap)
+use cosine_design::shape::MAX_BITS_PER_KEY;
 
 /// How to open an engine.
 #[derive(Clone, Debug, Default)]
