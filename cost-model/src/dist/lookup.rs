@@ -206,6 +206,98 @@ pub(super) fn loaded_lookup(
     cost
 }
 
+/// Per level of a tree, for the keys of one partition, the chances [`lookup_cost`] sums: `la[i]` = ln ā_i (the
+/// chance a key is not in one run of level i, 0 the buffer); `one[i]` = e^{ln ā} − 1 and `every[i]` =
+/// e^{R ln ā} − 1 over the level's R whole runs; `miss[i]`, the chance the key is in none of its runs;
+/// `prefix[i]` = Σ_{h=1}^{i−1} runs_h ln ā_h; `reach[i]`, the chance a lookup gets past the buffer and levels
+/// 1..i−1; `below[i]`, the chance the key is in none of the levels under i.
+struct Chances<'s> {
+    la: &'s [f64],
+    prefix: &'s [f64],
+    reach: &'s [f64],
+    below: &'s [f64],
+    one: &'s [f64],
+    every: &'s [f64],
+    miss: &'s [f64],
+}
+
+impl<'s> Chances<'s> {
+    /// The chances of `part`'s keys over `tree`, worked out in `scratch` (products of each level's chance
+    /// instead of an exp per sum).
+    fn of(tree: &Tree, part: &KeyPart, scratch: &'s mut Vec<f64>) -> Self {
+        let l = tree.l as usize;
+        scratch.clear();
+        scratch.resize(7 * (l + 2), 0.0);
+        let (la, rest) = scratch.split_at_mut(l + 2);
+        let (prefix, rest) = rest.split_at_mut(l + 2);
+        let (reach, rest) = rest.split_at_mut(l + 2);
+        let (below, rest) = rest.split_at_mut(l + 2);
+        let (one, rest) = rest.split_at_mut(l + 2);
+        let (every, miss) = rest.split_at_mut(l + 2);
+        // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1. Per level also
+        // e^{ln ā} − 1, e^{R ln ā} − 1 over its R whole runs, and e^{runs ln ā}: the chance the key is in none
+        // of its runs (from the second when the runs are whole)
+        for i in 0..=l {
+            // (the linear form, α = put·n/U, counts the run's distinct keys; the exact one the writes it
+            // gathered)
+            let n = match part.alpha {
+                AlphaForm::Linear => tree.alpha_entries[i],
+                AlphaForm::Exact => tree.alpha_writes[i],
+            };
+            // (a share of the stored keys a group holds whatever the writes did counts for the partitions whose
+            // α counts writes; a linear partition's α already counts a run's entries among its keys)
+            let share = match part.alpha {
+                AlphaForm::Exact => tree.share_ln.get(i).copied().unwrap_or(0.0),
+                AlphaForm::Linear => 0.0,
+            };
+            la[i] = KeySpace::ln_not_alpha(part, n) + share;
+            if i >= 1 {
+                let runs = tree.runs[i];
+                let whole = runs.trunc();
+                one[i] = la[i].exp_m1();
+                every[i] = if whole == 0.0 {
+                    0.0
+                } else {
+                    (whole * la[i]).exp_m1()
+                };
+                // (a level of w + f runs on average holds w runs for 1 − f of the time and w + 1 for f of it)
+                miss[i] = if whole == runs {
+                    1.0 + every[i]
+                } else {
+                    let f = runs - whole;
+                    (1.0 - f) * exp_or_zero(scaled(whole, la[i]))
+                        + f * exp_or_zero(scaled(whole + 1.0, la[i]))
+                };
+            }
+        }
+        reach[1] = exp_or_zero(la[0]);
+        for i in 1..=l {
+            prefix[i + 1] = prefix[i]
+                + if tree.runs[i].trunc() == tree.runs[i] {
+                    scaled(tree.runs[i], la[i])
+                } else {
+                    miss[i].ln()
+                };
+            if i < l {
+                reach[i + 1] = reach[i] * miss[i];
+            }
+        }
+        below[l] = 1.0;
+        for i in (2..=l).rev() {
+            below[i - 1] = below[i] * miss[i];
+        }
+        Chances {
+            la,
+            prefix,
+            reach,
+            below,
+            one,
+            every,
+            miss,
+        }
+    }
+}
+
 /// σ_l for keys of one partition: C_0 plus the filter-probe costs C_{r,i}, D_{r,i} weighted by p_i.
 /// Returns None when such a key can never exist (q = 0).
 /// `spans[i]`: the share of the key space level i's files cover, so that a lookup passing it probes it when
@@ -219,164 +311,114 @@ pub(super) fn lookup_cost(
     scratch: &mut Vec<f64>,
 ) -> Option<f64> {
     let l = tree.l as usize;
-    scratch.clear();
-    scratch.resize(7 * (l + 2), 0.0);
-    let (la, rest) = scratch.split_at_mut(l + 2);
-    let (prefix, rest) = rest.split_at_mut(l + 2);
-    let (reach, rest) = rest.split_at_mut(l + 2);
-    let (below, rest) = rest.split_at_mut(l + 2);
-    let (one, rest) = rest.split_at_mut(l + 2);
-    let (every, miss) = rest.split_at_mut(l + 2);
-    // ln ā_i for i = 0 (buffer) ..= L; the block cache is empty (M_BC = 0), so ā_{−1} = 1. Per level also
-    // e^{ln ā} − 1, e^{R ln ā} − 1 over its R whole runs, and e^{runs ln ā}: the chance the key is in none of
-    // its runs (from the second when the runs are whole)
-    for i in 0..=l {
-        // (the linear form, α = put·n/U, counts the run's distinct keys; the exact one the writes it gathered)
-        let n = match part.alpha {
-            AlphaForm::Linear => tree.alpha_entries[i],
-            AlphaForm::Exact => tree.alpha_writes[i],
-        };
-        // (a share of the stored keys a group holds whatever the writes did counts for the partitions whose α
-        // counts writes; a linear partition's α already counts a run's entries among its keys)
-        let share = match part.alpha {
-            AlphaForm::Exact => tree.share_ln.get(i).copied().unwrap_or(0.0),
-            AlphaForm::Linear => 0.0,
-        };
-        la[i] = KeySpace::ln_not_alpha(part, n) + share;
-        if i >= 1 {
-            let runs = tree.runs[i];
-            let whole = runs.trunc();
-            one[i] = la[i].exp_m1();
-            every[i] = if whole == 0.0 {
-                0.0
-            } else {
-                (whole * la[i]).exp_m1()
-            };
-            // (a level of w + f runs on average holds w runs for 1 − f of the time and w + 1 for f of it)
-            miss[i] = if whole == runs {
-                1.0 + every[i]
-            } else {
-                let f = runs - whole;
-                (1.0 - f) * exp_or_zero(scaled(whole, la[i]))
-                    + f * exp_or_zero(scaled(whole + 1.0, la[i]))
-            };
-        }
-    }
-    // prefix[i] = Σ_{h=1}^{i−1} runs_h ln ā_h, and as chances: reach[i] = e^{ln ā_0 + prefix[i]} (a lookup gets
-    // past the buffer and levels 1..i−1), below[i] = e^{Σ_{h=i+1}^{L} runs_h ln ā_h} (the key is in none of
-    // the levels under i); products of each level's chance instead of an exp per sum
-    let level_miss = |i: usize| miss[i];
-    reach[1] = exp_or_zero(la[0]);
-    for i in 1..=l {
-        prefix[i + 1] = prefix[i]
-            + if tree.runs[i].trunc() == tree.runs[i] {
-                scaled(tree.runs[i], la[i])
-            } else {
-                miss[i].ln()
-            };
-        if i < l {
-            reach[i + 1] = reach[i] * level_miss(i);
-        }
-    }
-    below[l] = 1.0;
-    for i in (2..=l).rev() {
-        below[i - 1] = below[i] * level_miss(i);
-    }
-    let disk = prefix[l + 1]; // ln Π
-    let q = -(la[0] + disk).exp_m1();
+    let c = Chances::of(tree, part, scratch);
+    let disk = c.prefix[l + 1]; // ln Π
+    let q = -(c.la[0] + disk).exp_m1();
     if !(q > 0.0) {
         return None;
     }
-    let mut cost = reach[1] * -disk.exp_m1(); // C_0 (over q, as every term, at the end)
-    for i in 1..=l {
-        let idx = tree.index_cost[i];
-        let runs = tree.runs[i] as u64;
-        if idx > 0.0 {
-            // the run that holds the key is reached through its on-disk index block too, when it is cold
-            if tree.resident[i] <= 0.0 {
-                // e^{runs·λ} − 1 is `every` when the runs are whole
-                let all = if tree.runs[i].trunc() == tree.runs[i] {
-                    every[i]
-                } else {
-                    miss[i] - 1.0
-                };
-                cost += idx * reach[i] * -all;
-            } else {
-                // Σ_r cold(r)·reach·e^{(r−1)λ}·hit over the runs with a cold share (the first after the
-                // resident ones on), e^{(r−1)λ} by products of e^λ
-                // (the first cold run may be cold in part; every one after it is wholly cold: a geometric sum)
-                let hit = -la[i].exp_m1();
-                let first_cold = (tree.resident[i].floor() as u64).saturating_add(1).max(1);
-                let sum_over = |n: u64| {
-                    if first_cold > n || tree.resident[i] >= tree.runs[i] {
-                        0.0
-                    } else {
-                        tree.cold(i, first_cold as f64)
-                            * exp_or_zero(scaled((first_cold - 1) as f64, la[i]))
-                            + geometric(scaled(first_cold as f64, la[i]), la[i], n - first_cold)
-                    }
-                };
-                cost += idx * reach[i] * hit * mixed(tree.runs[i], &sum_over);
-            }
+    let mut cost = c.reach[1] * -disk.exp_m1(); // C_0 (over q, as every term, at the end)
+    for (i, &span) in spans.iter().enumerate().take(l + 1).skip(1) {
+        if tree.index_cost[i] > 0.0 {
+            cost += cold_index_reads(tree, &c, i);
         }
-        if spans[i] <= 0.0 {
+        if span <= 0.0 {
             continue;
         }
-        // one probe cost for the whole level unless it is partly resident
-        let uniform = tree.resident[i] <= 0.0 || tree.resident[i] >= tree.runs[i];
-        let level_p = tree.pass(i, 1.0);
-        if uniform && level_p == 0.0 {
-            continue;
+        if let Some(level) = passes(tree, &c, i, span) {
+            cost += level;
         }
-        let level = if uniform {
-            // a level holding R = w + f runs on average (a tiered level over its fill cycle): w runs for
-            // 1 − f of the time and w + 1 for f of it
-            let over = |n: u64| {
-                let every_n = if n == runs {
-                    every[i]
-                } else {
-                    scaled(n as f64, la[i]).exp_m1()
-                };
-                level_pass_uniform(reach[i], one[i], every_n, below[i], n)
-            };
-            level_p * mixed(tree.runs[i], &over)
-        } else {
-            // Σ_r pass(r)·e^{before_r}·(1 − e^{after_r}·below) with before_r = ln ā_0 + prefix + rλ and
-            // after_r = (R − r)λ: e^{before_r} by products of e^λ, and e^{before_r + after_r} is the same
-            // for every run
-            // The runs fall in three stretches of one pass cost each: the resident ones (r ≤ ⌊resident⌋), the
-            // one resident in part, and the cold ones after it; e^{before_r} summed over a stretch is a
-            // geometric sum, and e^{before_r} ≥ e^{before_R} ≥ e^{before_R + after_R}·below term by term.
-            let start = la[0] + prefix[i];
-            let over = |runs: u64| {
-                let through = exp_or_zero(start + scaled(runs as f64, la[i])) * below[i];
-                let stretch = |from: u64, to: u64| -> f64 {
-                    if from > to {
-                        return 0.0;
-                    }
-                    let n = to - from + 1;
-                    let before = geometric(start + scaled(from as f64, la[i]), la[i], n);
-                    tree.pass(i, from as f64) * (before - n as f64 * through).max(0.0)
-                };
-                let resident = (tree.resident[i].floor() as u64).min(runs);
-                let part = resident + 1;
-                stretch(1, resident) + stretch(part, part.min(runs)) + stretch(part + 1, runs)
-            };
-            mixed(tree.runs[i], &over)
-        };
-        // a level whose files cover a share c of the key space: a lookup whose key lies outside them skips
-        // it. A key the level holds lies inside, so of the lookups that reach it without their key there
-        // (1 − a of those that reach it, a the chance the key is there), (c − a)/(1 − a) are inside
-        let level = if spans[i] < 1.0 {
-            let a = -one[i];
-            level * ((spans[i] - a) / (1.0 - a).max(f64::MIN_POSITIVE)).clamp(0.0, 1.0)
-        } else {
-            level
-        };
-        cost += level;
     }
     // (every term is over q, the chance the key is stored at all)
     Some(cost / q)
+}
+
+/// The index blocks a lookup reads at level `i` reaching the run that holds its key through its on-disk index,
+/// when that run is cold.
+fn cold_index_reads(tree: &Tree, c: &Chances, i: usize) -> f64 {
+    let idx = tree.index_cost[i];
+    if tree.resident[i] <= 0.0 {
+        // e^{runs·λ} − 1 is `every` when the runs are whole
+        let all = if tree.runs[i].trunc() == tree.runs[i] {
+            c.every[i]
+        } else {
+            c.miss[i] - 1.0
+        };
+        return idx * c.reach[i] * -all;
+    }
+    // Σ_r cold(r)·reach·e^{(r−1)λ}·hit over the runs with a cold share (the first after the resident ones
+    // on), e^{(r−1)λ} by products of e^λ (the first cold run may be cold in part; every one after it is wholly
+    // cold: a geometric sum)
+    let la = c.la[i];
+    let hit = -la.exp_m1();
+    let first_cold = (tree.resident[i].floor() as u64).saturating_add(1).max(1);
+    let sum_over = |n: u64| {
+        if first_cold > n || tree.resident[i] >= tree.runs[i] {
+            0.0
+        } else {
+            tree.cold(i, first_cold as f64) * exp_or_zero(scaled((first_cold - 1) as f64, la))
+                + geometric(scaled(first_cold as f64, la), la, n - first_cold)
+        }
+    };
+    idx * c.reach[i] * hit * mixed(tree.runs[i], &sum_over)
+}
+
+/// The blocks a lookup reads passing the runs of level `i` that do not hold its key (a filter's false
+/// positive at a resident run, an index and a data block at a cold one), where the level's files cover `span`
+/// of the key space; None where passing it costs nothing.
+fn passes(tree: &Tree, c: &Chances, i: usize, span: f64) -> Option<f64> {
+    let runs = tree.runs[i] as u64;
+    let la = c.la[i];
+    // one probe cost for the whole level unless it is partly resident
+    let uniform = tree.resident[i] <= 0.0 || tree.resident[i] >= tree.runs[i];
+    let level_p = tree.pass(i, 1.0);
+    if uniform && level_p == 0.0 {
+        return None;
+    }
+    let level = if uniform {
+        // a level holding R = w + f runs on average (a tiered level over its fill cycle): w runs for 1 − f of
+        // the time and w + 1 for f of it
+        let over = |n: u64| {
+            let every_n = if n == runs {
+                c.every[i]
+            } else {
+                scaled(n as f64, la).exp_m1()
+            };
+            level_pass_uniform(c.reach[i], c.one[i], every_n, c.below[i], n)
+        };
+        level_p * mixed(tree.runs[i], &over)
+    } else {
+        // Σ_r pass(r)·e^{before_r}·(1 − e^{after_r}·below) with before_r = ln ā_0 + prefix + rλ and after_r =
+        // (R − r)λ: e^{before_r} by products of e^λ, and e^{before_r + after_r} is the same for every run.
+        // The runs fall in three stretches of one pass cost each: the resident ones (r ≤ ⌊resident⌋), the one
+        // resident in part, and the cold ones after it; e^{before_r} summed over a stretch is a geometric sum,
+        // and e^{before_r} ≥ e^{before_R} ≥ e^{before_R + after_R}·below term by term.
+        let start = c.la[0] + c.prefix[i];
+        let over = |runs: u64| {
+            let through = exp_or_zero(start + scaled(runs as f64, la)) * c.below[i];
+            let stretch = |from: u64, to: u64| -> f64 {
+                if from > to {
+                    return 0.0;
+                }
+                let n = to - from + 1;
+                let before = geometric(start + scaled(from as f64, la), la, n);
+                tree.pass(i, from as f64) * (before - n as f64 * through).max(0.0)
+            };
+            let resident = (tree.resident[i].floor() as u64).min(runs);
+            let part = resident + 1;
+            stretch(1, resident) + stretch(part, part.min(runs)) + stretch(part + 1, runs)
+        };
+        mixed(tree.runs[i], &over)
+    };
+    // a level whose files cover a share c of the key space: a lookup whose key lies outside them skips it. A
+    // key the level holds lies inside, so of the lookups that reach it without their key there (1 − a of
+    // those that reach it, a the chance the key is there), (c − a)/(1 − a) are inside
+    Some(if span < 1.0 {
+        let a = -c.one[i];
+        level * ((span - a) / (1.0 - a).max(f64::MIN_POSITIVE)).clamp(0.0, 1.0)
+    } else {
+        level
+    })
 }
 
 /// `f` over a level of `runs` runs on average, w + f of them: f(w) for 1 − f of the time and f(w + 1) for f

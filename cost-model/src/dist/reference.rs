@@ -14,7 +14,7 @@ use crate::{IoCost, PerOp};
 use cosine_design::{Design, DesignClass, KeyDistribution, LogKind, Workload};
 
 /// R as the reference code computes it (closed form with T^Y in the exponent).
-pub(super) fn closed_form_r(
+fn closed_form_r(
     filter_bytes: f64,
     n: f64,
     t: f64,
@@ -34,6 +34,38 @@ pub(super) fn closed_form_r(
         * k.powf(k_exp)
         * t.powf(t_exp)
         / (t - 1.0)
+}
+
+/// The hot levels' FPRs from the closed-form R (`closed_form_fpr`): level i < h gets R·(T − 1)/(T·K·T^{h−i}),
+/// the last hot level R·(T − 1)/(T·Z), each clamped to 1 unless `unclamped_fpr`; returns the sum over the
+/// hot runs (R itself when unclamped).
+#[allow(clippy::too_many_arguments)] // the reference code's closed form takes the tree's primitives as they are
+pub(super) fn closed_form_fprs(
+    fpr: &mut [f64],
+    runs: &[f64],
+    filter_bytes: f64,
+    n: f64,
+    t: f64,
+    k: f64,
+    z: f64,
+    y: u32,
+    h: u32,
+    q: &ReferenceQuirks,
+) -> f64 {
+    let r = closed_form_r(filter_bytes, n, t, k, z, y, q);
+    for i in 1..=h {
+        let p = if i < h {
+            r * (t - 1.0) / (t * k * t.powi((h - i) as i32))
+        } else {
+            r * (t - 1.0) / (t * z)
+        };
+        fpr[i as usize] = if q.unclamped_fpr { p } else { p.min(1.0) };
+    }
+    if q.unclamped_fpr {
+        r
+    } else {
+        (1..=h).map(|i| runs[i as usize] * fpr[i as usize]).sum()
+    }
 }
 
 /// Q_i: expected writes that fill level i (i = 0 is the buffer; i may be −1 in the reference code's B-tree use).

@@ -3,7 +3,7 @@
 //! engine writes them within M_BF ([`refilter`]).
 
 use crate::bloom::{self, RunGroup};
-use crate::dist::reference::closed_form_r;
+use crate::dist::reference::closed_form_fprs;
 use crate::dist::tree::Tree;
 use crate::layout::{self, DataShape};
 use crate::quirks::ReferenceQuirks;
@@ -93,20 +93,18 @@ pub(super) fn build_tree(
         // no filters: every hot run is probed
         fpr_sum = if h > 0 { k * (h as f64 - 1.0) + z } else { 0.0 };
     } else if quirks.closed_form_fpr {
-        let r = closed_form_r(filter_bytes, shape.entries, t, k, z, y, quirks);
-        for i in 1..=h {
-            let p = if i < h {
-                r * (t - 1.0) / (t * k * t.powi((h - i) as i32))
-            } else {
-                r * (t - 1.0) / (t * z)
-            };
-            fpr[i as usize] = if quirks.unclamped_fpr { p } else { p.min(1.0) };
-        }
-        fpr_sum = if quirks.unclamped_fpr {
-            r
-        } else {
-            (1..=h).map(|i| runs[i as usize] * fpr[i as usize]).sum()
-        };
+        fpr_sum = closed_form_fprs(
+            &mut fpr,
+            &runs,
+            filter_bytes,
+            shape.entries,
+            t,
+            k,
+            z,
+            y,
+            h,
+            quirks,
+        );
     } else {
         let groups: Vec<RunGroup> = (1..=h)
             .map(|i| {

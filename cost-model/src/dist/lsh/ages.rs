@@ -110,6 +110,91 @@ pub(in crate::dist) const PHASE_SLACK: f64 = 0.05;
 /// Steps of the integral over a run stretch's ages.
 pub(in crate::dist) const AGE_STEPS: usize = 32;
 
+/// The writes an LSH design's log has taken, as [`LshAges::new`] lays its runs out by them: K runs before a
+/// merge, Z at the last level, `eb` entries a flush, the share of an update's versions a buffer keeps, the
+/// entries written (inserts and the versions the updates kept), the share of them that insert keys, the load's
+/// records, and the first level's stretch.
+struct LogFlow {
+    k: f64,
+    z: f64,
+    eb: f64,
+    kept: f64,
+    written: f64,
+    inserted: f64,
+    loaded: f64,
+    cycle: f64,
+}
+
+impl LogFlow {
+    /// The runs below the first level when the runs fill `levels` levels, newest first, and the first level's
+    /// stretch and whether it is fixed (`first`: the entries the first level holds on average while the
+    /// operations run, not yet pushed below).
+    fn layout(&self, levels: u32, first: f64, parts: &[KeyPart]) -> (Vec<Segment>, f64, bool) {
+        let LogFlow {
+            k,
+            z,
+            eb,
+            kept,
+            written,
+            inserted,
+            loaded,
+            cycle,
+        } = *self;
+        // a run that merged `age` entries kept of writes holds their distinct keys
+        let stored = |age: f64| age.min(distinct_after(parts, age / kept)).max(1.0);
+        let mut segments = Vec::new();
+        if levels <= 1 {
+            let held = if z > 1.0 { (z - 1.0) * eb } else { 0.0 };
+            return (segments, held.min(written), true);
+        }
+        for j in 2..levels {
+            let age = k.powi(j as i32 - 1) * eb;
+            // (until the level's first push, at its K-th run, it holds every run it was given)
+            let cycled = written / age >= k;
+            segments.push(Segment {
+                count: if cycled {
+                    (k - 1.0) / 2.0
+                } else {
+                    written / age
+                },
+                age,
+                stored: stored(age),
+                live: inserted,
+                load: false,
+                cycles_at: if cycled { k } else { 0.0 },
+            });
+        }
+        if z > 1.0 {
+            let age = k.powi(levels as i32 - 1) * eb;
+            // the writes' runs: what was written and has left the first level
+            let count = (z - 1.0).min((written - first).max(0.0) / age);
+            segments.push(Segment {
+                count,
+                age,
+                stored: stored(age),
+                live: inserted,
+                load: false,
+                cycles_at: 0.0,
+            });
+            // the load's records were flushed as the writes are, into runs of the same age: those the last
+            // level has not merged yet (it merges its oldest once it holds more than Z) lie between the writes'
+            // runs and the merged run, one per key
+            let load_runs = (z - 1.0 - count).min(loaded / age - 1.0);
+            if load_runs > 0.0 {
+                segments.push(Segment {
+                    count: load_runs,
+                    age,
+                    stored: age,
+                    live: 1.0,
+                    load: true,
+                    cycles_at: 0.0,
+                });
+            }
+        }
+        (segments, cycle, false)
+    }
+}
+
 impl LshAges {
     /// The ages of `design`'s runs under `workload` (K = `k` runs before a merge, `eb` entries a run).
     pub fn new(
@@ -154,61 +239,15 @@ impl LshAges {
             (n + obsolete - this * (m.insert + (m.blind_update + m.rmw) * kept)).max(0.0),
             n + obsolete,
         );
-        // a run that merged `age` entries kept of writes holds their distinct keys
-        let stored = |age: f64| age.min(distinct_after(parts, age / kept)).max(1.0);
-        // the runs below the first level when the runs fill `levels` levels, and the first level's stretch
-        // (`first`: the entries the first level holds on average while the operations run, not yet pushed below)
-        let layout_of = |levels: u32, first: f64| -> (Vec<Segment>, f64, bool) {
-            let mut segments = Vec::new();
-            if levels <= 1 {
-                let held = if z > 1.0 { (z - 1.0) * eb } else { 0.0 };
-                return (segments, held.min(written), true);
-            }
-            for j in 2..levels {
-                let age = k.powi(j as i32 - 1) * eb;
-                // (until the level's first push, at its K-th run, it holds every run it was given)
-                let cycled = written / age >= k;
-                segments.push(Segment {
-                    count: if cycled {
-                        (k - 1.0) / 2.0
-                    } else {
-                        written / age
-                    },
-                    age,
-                    stored: stored(age),
-                    live: inserted,
-                    load: false,
-                    cycles_at: if cycled { k } else { 0.0 },
-                });
-            }
-            if z > 1.0 {
-                let age = k.powi(levels as i32 - 1) * eb;
-                // the writes' runs: what was written and has left the first level
-                let count = (z - 1.0).min((written - first).max(0.0) / age);
-                segments.push(Segment {
-                    count,
-                    age,
-                    stored: stored(age),
-                    live: inserted,
-                    load: false,
-                    cycles_at: 0.0,
-                });
-                // the load's records were flushed as the writes are, into runs of the same age: those the
-                // last level has not merged yet (it merges its oldest once it holds more than Z) lie between
-                // the writes' runs and the merged run, one per key
-                let load_runs = (z - 1.0 - count).min(loaded / age - 1.0);
-                if load_runs > 0.0 {
-                    segments.push(Segment {
-                        count: load_runs,
-                        age,
-                        stored: age,
-                        live: 1.0,
-                        load: true,
-                        cycles_at: 0.0,
-                    });
-                }
-            }
-            (segments, cycle, false)
+        let flow = LogFlow {
+            k,
+            z,
+            eb,
+            kept,
+            written,
+            inserted,
+            loaded,
+            cycle,
         };
         // (levels weigh run files, as the planner does: an entry's key, value, header and block framing)
         let file_entry = crate::loaded::Sizes::of(
@@ -232,7 +271,7 @@ impl LshAges {
         // next). One level: the first is the last and keeps Z runs (with Z = 1, each flush merges into it)
         let first_push = design.level_base_bytes() * design.size_ratio as f64 / file_entry;
         let at = |levels: u32, first: f64| {
-            let (segments, cycle, fixed) = layout_of(levels, first);
+            let (segments, cycle, fixed) = flow.layout(levels, first, parts);
             LshAges {
                 resident: design.fence_bytes as f64 / per_entry,
                 eb,
