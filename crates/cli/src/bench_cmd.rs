@@ -1,35 +1,15 @@
 //! `cosine bench`, `cosine validate` and `cosine calibrate`: the YCSB harness on the engine, the model's
 //! accuracy against measured I/O, and Algorithm 1's φ.
 
-use anyhow::{anyhow, bail, Context, Result};
-use clap::{Parser, ValueEnum};
+use crate::ycsb_args::{load_workload, SyncArg};
+use anyhow::{bail, Context, Result};
+use clap::Parser;
 use cosine_cost_model::cpu::PhiLibrary;
 use cosine_engine::SyncMode;
 use cosine_validate::{run_bench, searched_design, NoProgress, Progress, RunSpec};
-use cosine_ycsb::{parse_properties, CoreWorkload, PhaseReport};
+use cosine_ycsb::PhaseReport;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The log's sync mode, as `--sync` spells it (`cosine bench` and `cosine validate`).
-#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
-pub(crate) enum SyncArg {
-    /// fsync before every write returns.
-    Always,
-    /// Group commit: concurrent writers share an fsync.
-    Batch,
-    /// No fsync on writes.
-    Never,
-}
-
-impl From<SyncArg> for SyncMode {
-    fn from(a: SyncArg) -> Self {
-        match a {
-            SyncArg::Always => SyncMode::Always,
-            SyncArg::Batch => SyncMode::Batch,
-            SyncArg::Never => SyncMode::Never,
-        }
-    }
-}
 
 /// Arguments of `cosine bench`.
 #[derive(Parser, Debug)]
@@ -78,33 +58,6 @@ pub struct BenchArgs {
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
-}
-
-pub(crate) fn load_workload(
-    name: &str,
-    file: Option<&str>,
-    records: u64,
-    ops: u64,
-) -> Result<CoreWorkload> {
-    let mut w = match file {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
-            let mut w = CoreWorkload::defaults(path);
-            w.apply(&parse_properties(&text)?)?;
-            w
-        }
-        None => CoreWorkload::named(name).ok_or_else(|| {
-            anyhow!("unknown YCSB workload '{name}' (ycsb-a … ycsb-f, or --workload-file)")
-        })?,
-    };
-    if records == 0 || ops == 0 {
-        bail!("--records and --ops must be positive");
-    }
-    w.record_count = records;
-    w.operation_count = ops;
-    w.validate()?;
-    Ok(w)
 }
 
 /// A progress bar on stderr for each phase (drawn only when stderr is a terminal).

@@ -15,7 +15,7 @@
 //!
 //! An error is the command line's one-line message, with the request field it belongs to.
 
-use crate::search_cmd::{self, Prepared, SearchArgs};
+use crate::search_args::{self, Prepared, SearchArgs};
 use anyhow::{anyhow, Result};
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
@@ -214,7 +214,7 @@ impl SearchRequest {
 impl App {
     /// The search for `args` (with `workload`), from the cache when only the budget moved.
     fn searched(&self, args: &SearchArgs, workload: Workload) -> Result<(Arc<Done>, bool)> {
-        let prepared = search_cmd::prepare(args, Some(workload))?;
+        let prepared = search_args::prepare(args, Some(workload))?;
         let o = &prepared.opts;
         // everything the result depends on; the budget only through the cost range
         let key = format!(
@@ -282,7 +282,7 @@ async fn api_search(State(app): State<Arc<App>>, body: Bytes) -> ApiResult {
     blocking(move || {
         let (done, cached) = app.searched(&args, workload).map_err(ApiError::from_cli)?;
         let r = &done.result;
-        let mut v = search_cmd::search_json(&args, &done.prepared, r, done.seconds);
+        let mut v = search_args::search_json(&args, &done.prepared, r, done.seconds);
         v["search"]["cached"] = json!(cached);
         v["search"]["answered_in_seconds"] = json!(started.elapsed().as_secs_f64());
         v["workload_spec"] = serde_json::to_value(&done.prepared.workload).unwrap_or(Value::Null);
@@ -355,7 +355,7 @@ struct CostRequest {
 
 /// A request's whole-number field, checked as the command line checks its flag.
 fn whole(field: &'static str, flag: &str, value: f64) -> Result<u64, ApiError> {
-    search_cmd::positive_int(flag, Some(value))
+    search_args::positive_int(flag, Some(value))
         .map_err(|e| ApiError::bad(field, e))
         .map(|n| n.unwrap_or(1))
 }

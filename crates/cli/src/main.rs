@@ -2,16 +2,28 @@
 //!
 //! Every error is printed as one line on stderr with exit code 2; nothing panics on bad input.
 
-mod bench_cmd;
+// the grammar and the dispatch: the one module that names the commands
 mod commands;
+
+// the commands, one module each; they import only the helper modules below, never one another
+mod bench_cmd;
+mod compare_cmd;
+mod cost_cmd;
+mod endure_cmd;
 mod explore;
+mod export_cmd;
 mod generate_cmd;
 mod learn_cmd;
-mod plot;
 mod rebalance_cmd;
 mod search_cmd;
 mod serve_cmd;
 mod validate_cmd;
+
+// helpers the commands share
+mod describe;
+mod plot;
+mod search_args;
+mod ycsb_args;
 
 use clap::error::ErrorKind;
 use clap::Parser;

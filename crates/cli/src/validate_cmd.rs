@@ -3,7 +3,7 @@
 //! tuned on (the designs the search picks for YCSB A-F at two memory sizes and two scales, and random valid
 //! designs from a seed), on one or two client threads.
 
-use crate::bench_cmd::{load_workload, SyncArg};
+use crate::ycsb_args::{load_workload, SyncArg};
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
 use cosine_design::DesignClass;

@@ -12,9 +12,10 @@ pub mod error;
 pub mod merge;
 pub mod runfile;
 pub mod stats;
-pub mod subcompaction;
 pub mod version;
 
+/// Subcompactions, at the path they had before they moved under [`compaction`].
+pub use compaction::subcompaction;
 /// The compaction policy as a pure function (it lives in `cosine-design`, where the cost model uses it too).
 pub use cosine_design::planner;
 /// Plans applied to a shape without data.

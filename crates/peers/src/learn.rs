@@ -2,7 +2,7 @@
 //! ([`cosine_learn::knobs::rocksdb_space`]) turned into `rocksdb::Options`, and a measured run under the YCSB
 //! harness (load, settle, run, settle; every read verified) with RocksDB's statistics as internal metrics.
 
-use crate::adapters::peers::Rocks;
+use crate::adapters::rocksdb::Rocks;
 use anyhow::Context;
 use cosine_learn::collect::Measurer;
 use cosine_learn::knobs::{
@@ -152,10 +152,10 @@ pub fn parse_statistics(text: &str) -> BTreeMap<String, f64> {
 }
 
 /// The write-stall trigger of RocksDB settings ([`rocksdb_settings`]'s names).
-pub fn stall_trigger(s: &Value) -> crate::adapters::peers::StallTrigger {
-    let d = crate::adapters::peers::StallTrigger::default();
+pub fn stall_trigger(s: &Value) -> crate::adapters::rocksdb::StallTrigger {
+    let d = crate::adapters::rocksdb::StallTrigger::default();
     let n = |k: &str, default: u64| s.get(k).and_then(Value::as_u64).unwrap_or(default);
-    crate::adapters::peers::StallTrigger {
+    crate::adapters::rocksdb::StallTrigger {
         slowdown: n("level0_slowdown_writes_trigger", d.slowdown),
         universal: s.get("compaction_style").and_then(Value::as_str) == Some("universal"),
         memtables: n("max_write_buffer_number", d.memtables),
@@ -357,7 +357,7 @@ mod tests {
         if !s.settled {
             // a stuck settle gave up after a quiet second, and that second is not working time
             assert!(
-                waited >= s.working + crate::adapters::peers::STUCK_PENDING_QUIET,
+                waited >= s.working + crate::adapters::rocksdb::STUCK_PENDING_QUIET,
                 "{waited:?} {s:?}"
             );
         }

@@ -1,7 +1,12 @@
+use super::subcompaction::split_ranges;
 use super::*;
 use crate::merge::{EntryIter, RunIter};
-use crate::subcompaction::split_ranges;
+use crate::runfile::{Entry, WriterOptions};
+use crate::stats::IoStats;
 use cosine_design::FilterGranularity;
+use cosine_storage::Storage;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
 
 static STORAGE: std::sync::LazyLock<Storage> = std::sync::LazyLock::new(Storage::default);
 

@@ -1,7 +1,7 @@
 //! Subcompactions: one merge cut into key ranges of about equal input bytes, each merged by its own thread
 //! (`Design.threads`), the outputs joined in key order.
 
-use crate::compaction::{write_entries, Output};
+use super::output::{write_entries, Output};
 use crate::error::Result;
 use crate::merge::{EntryIter, MergeIter, RunIter, Source};
 use crate::runfile::RunFile;
