@@ -12,7 +12,8 @@ pub mod catalog;
 pub mod pricing;
 
 pub use catalog::{
-    load, paper, parse_current, Catalog, CatalogError, Provider, SlaPrices, Storage, VmType,
+    load, paper, parse_current, parse_local, Catalog, CatalogError, Provider, SlaPrices, Storage,
+    VmType, CLOUD_OS_RESERVE, LOCAL_SCHEMA, NETWORK_SSD_READ_LATENCY_S,
 };
 pub use pricing::{quote, volume, PricingError, Quote, Sla, VolumeQuote};
 

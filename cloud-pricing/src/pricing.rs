@@ -112,6 +112,12 @@ pub fn volume(provider: &Provider, data_bytes: f64) -> VolumeQuote {
                 mibps,
             }
         }
+        Storage::Fixed { iops, mibps, .. } => VolumeQuote {
+            size_gib: gib,
+            monthly_usd: 0.0,
+            iops: *iops,
+            mibps: *mibps,
+        },
         Storage::Slabs { slabs, .. } => match slabs.iter().find(|s| s.size_gib >= gib) {
             Some(s) => VolumeQuote {
                 size_gib: s.size_gib,
@@ -147,8 +153,12 @@ pub struct Quote {
     pub sla_usd: f64,
     /// Everything per month.
     pub total_usd: f64,
-    /// IOPS available to one VM of each type in the configuration (same order as the counts).
+    /// IOPS available to one VM of each type in the configuration (same order as the counts): its volume's
+    /// within the VM's cap (the paper's catalog: its IOPS rule, which counts bandwidth in blocks).
     pub iops_per_vm: Vec<f64>,
+    /// MiB a second one VM of each type moves: its volume's bandwidth within the VM's cap (the paper's
+    /// catalog: unbounded, its IOPS rule being its limit).
+    pub mibps_per_vm: Vec<f64>,
 }
 
 /// Prices a configuration: `counts` = (index into the provider's VM list, instances); `data_bytes` = N·E
@@ -176,20 +186,15 @@ pub fn quote(
     let block = provider.block_bytes as f64;
     let mut storage = 0.0;
     let mut iops_per_vm = Vec::with_capacity(counts.len());
+    let mut mibps_per_vm = Vec::with_capacity(counts.len());
     if provider.storage_per_vm {
         for &(i, c) in counts {
             let vm = &provider.vms[i];
             let share = data_bytes * vm.memory_bytes as f64 / total_mem;
             let v = volume(provider, share * VOLUME_HEADROOM);
             storage += v.monthly_usd * c as f64;
-            let mut iops = v.iops.min(v.mibps * 1024.0 * 1024.0 / block);
-            if let Some(cap) = vm.max_disk_iops {
-                iops = iops.min(cap);
-            }
-            if let Some(cap) = vm.max_disk_mibps {
-                iops = iops.min(cap * 1024.0 * 1024.0 / block);
-            }
-            iops_per_vm.push(iops);
+            iops_per_vm.push(vm.max_disk_iops.map_or(v.iops, |cap| v.iops.min(cap)));
+            mibps_per_vm.push(vm.max_disk_mibps.map_or(v.mibps, |cap| v.mibps.min(cap)));
         }
     } else {
         let v = volume(provider, data_bytes);
@@ -206,6 +211,7 @@ pub fn quote(
             None => v.iops,
         };
         iops_per_vm = vec![iops; counts.len()];
+        mibps_per_vm = vec![f64::INFINITY; counts.len()];
     }
     let data_gb = data_bytes / GIB;
     let mut sla = 0.0;
@@ -259,5 +265,6 @@ pub fn quote(
         sla_usd: sla,
         total_usd: compute + storage + sla,
         iops_per_vm,
+        mibps_per_vm,
     })
 }

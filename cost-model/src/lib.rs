@@ -5,7 +5,10 @@
 //! * [`WorstCase`]: the Design Continuum worst-case model, behind the same [`IoModel`] trait.
 //! * [`bloom`]: Bloom-filter FPRs and Monkey/Dostoevsky allocation (used by the engine's filters too).
 //! * [`endure`]: Endure's LSM model (Z0, Z1, Q, W) for nominal and robust tuning.
-//! * [`cpu`]: Amdahl's g(φ, η), the φ library, latency and throughput (Eq. 2-3).
+//! * [`cpu`]: Amdahl's g(φ, η), the φ library, the CPU an operation costs per engine, and the paper's Eq. 3.
+//! * [`requests`] and [`machine`]: what an operation asks of a volume, and what a machine delivers within its
+//!   volume's IOPS and bandwidth, its cores and the requests in flight (the default throughput model); the
+//!   memory a VM keeps outside a design and the time a write buffer takes to recover.
 #![deny(missing_docs)]
 // a library reports failures as typed errors; unit tests may unwrap
 #![deny(clippy::unwrap_used)]
@@ -20,7 +23,9 @@ pub mod endure;
 pub mod keys;
 pub mod layout;
 pub mod loaded;
+pub mod machine;
 pub mod quirks;
+pub mod requests;
 pub mod worst;
 
 pub use dist::DistributionAware;

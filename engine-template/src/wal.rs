@@ -299,6 +299,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_put_s_record_is_as_long_as_the_cost_model_prices_it() {
+        for (k, v) in [(16usize, 1008usize), (8, 0), (100, 4096)] {
+            let mut buf = Vec::new();
+            encode(true, 7, &vec![1; k], &vec![2; v], &mut buf);
+            assert_eq!(buf.len(), cosine_design::shape::log_record_bytes(k, v));
+            assert_eq!(
+                entry_bytes(&vec![1; k], Some(&vec![2; v])) as usize + HEADER,
+                buf.len()
+            );
+        }
+    }
+
+    #[test]
     fn a_sync_mode_is_found_again_by_its_name() {
         for m in [SyncMode::Always, SyncMode::Batch, SyncMode::Never] {
             assert_eq!(SyncMode::from_name(m.name()), Some(m));

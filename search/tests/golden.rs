@@ -72,6 +72,11 @@ fn searched() -> String {
                 "gcp".into()
             }];
             opts.max_vms = 4;
+            // the paper's catalog priced as the paper prices it (its Eq. 3), today's within each machine's
+            // physical limits
+            if catalog_name == "paper" {
+                opts.throughput = cosine_cost_model::machine::ThroughputModel::Paper;
+            }
             let r = search(&catalog, &w, &phi, &opts);
             writeln!(out, "{catalog_name} {name} frontier").unwrap();
             for c in &r.frontier {

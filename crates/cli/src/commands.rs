@@ -25,7 +25,7 @@ enum Command {
     Cost(crate::cost_cmd::CostArgs),
     /// The cost/performance continuum: which engine design, VMs and provider give the most throughput for a
     /// monthly budget.
-    Search(crate::search_args::SearchArgs),
+    Search(Box<crate::search_args::SearchArgs>),
     /// Figure 5 as a table: Cosine against RocksDB-, WiredTiger- and FASTER-shaped designs at several budgets.
     Compare(crate::compare_cmd::CompareArgs),
     /// The what-if explorer: a local web page over the search (workload, budget, providers) and its JSON API.
@@ -42,6 +42,12 @@ enum Command {
     Validate(crate::validate_cmd::ValidateArgs),
     /// Algorithm 1: learns phi per design class and operation type on this machine.
     Calibrate(crate::bench_cmd::CalibrateArgs),
+    /// Measures this machine (cores, memory, its disk's IOPS, bandwidth and latency, the CPU an operation costs)
+    /// into a catalog of one VM, `local`, and a CPU library.
+    Profile(Box<crate::profile_cmd::ProfileArgs>),
+    /// The search's price tag checked on this machine: its pick, its next designs and RocksDB run in a memory
+    /// cgroup, priced against measured.
+    Verify(Box<crate::verify_cmd::VerifyArgs>),
     /// Writes a design in another engine's terms: `cosine export rocksdb` (a RocksDB OPTIONS file).
     #[command(subcommand)]
     Export(crate::export_cmd::ExportCommand),
@@ -58,7 +64,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tune(a) => crate::endure_cmd::tune(a),
         Command::Uncertainty(a) => crate::endure_cmd::uncertainty_cmd(a),
         Command::Cost(a) => crate::cost_cmd::cost(a),
-        Command::Search(a) => crate::search_cmd::run(a),
+        Command::Search(a) => crate::search_cmd::run(*a),
         Command::Explore(a) => crate::explore::run(a),
         Command::Compare(a) => crate::compare_cmd::compare(a),
         Command::Serve(a) => crate::serve_cmd::run(a),
@@ -67,6 +73,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(a) => crate::bench_cmd::bench(a),
         Command::Validate(a) => crate::validate_cmd::validate(a),
         Command::Calibrate(a) => crate::bench_cmd::calibrate(a),
+        Command::Profile(a) => crate::profile_cmd::run(*a),
+        Command::Verify(a) => crate::verify_cmd::run(*a),
         Command::Export(c) => crate::export_cmd::run(c),
         Command::Learn(c) => crate::learn_cmd::run(c),
         Command::Workloads => {

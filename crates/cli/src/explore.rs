@@ -186,11 +186,7 @@ impl SearchRequest {
                 Value::String(s) => s.clone(),
                 _ => "workload.json".into(),
             },
-            providers: self
-                .providers
-                .clone()
-                .unwrap_or_else(|| vec!["aws".into(), "gcp".into(), "azure".into()])
-                .join(","),
+            providers: self.providers.as_ref().map(|p| p.join(",")),
             sla: self.sla.join(","),
             entries: None,
             key_bytes: None,
@@ -207,6 +203,12 @@ impl SearchRequest {
             latency_target: self.latency_target,
             throughput_target: self.throughput_target,
             json: true,
+            throughput: "physical".into(),
+            max_recovery: 60.0,
+            in_flight: None,
+            volume_latency_us: None,
+            os_reserve: None,
+            cpu: None,
         })
     }
 }
@@ -422,6 +424,9 @@ struct PartRequest {
     vm: String,
     count: u32,
     memory_gib: f64,
+    /// What the search kept outside the design (absent from older clients).
+    #[serde(default)]
+    reserved_gib: Option<f64>,
     design: ScoredRequest,
 }
 
@@ -454,6 +459,10 @@ async fn api_deployment(body: Bytes) -> ApiResult {
                 vm: p.vm.clone(),
                 memory_bytes: (p.memory_gib * 1024.0 * 1024.0 * 1024.0) as u64,
                 design: design.clone(),
+                reserved_bytes: p
+                    .reserved_gib
+                    .filter(|r| r.is_finite() && *r >= 0.0)
+                    .map(|r| (r * 1024.0 * 1024.0 * 1024.0) as u64),
             });
         }
     }

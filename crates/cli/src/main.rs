@@ -14,10 +14,12 @@ mod explore;
 mod export_cmd;
 mod generate_cmd;
 mod learn_cmd;
+mod profile_cmd;
 mod rebalance_cmd;
 mod search_cmd;
 mod serve_cmd;
 mod validate_cmd;
+mod verify_cmd;
 
 // helpers the commands share
 mod describe;

@@ -5,9 +5,12 @@
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use cosine_cloud_pricing::Sla;
-use cosine_cost_model::cpu::PhiLibrary;
+use cosine_cost_model::cpu::{CpuLibrary, PhiLibrary};
+use cosine_cost_model::machine::ThroughputModel;
 use cosine_design::load_workload;
-use cosine_search::continuum::{search, Config, SearchOptions, SearchResult};
+use cosine_search::continuum::{
+    margin_range, noisy_mix, search, Config, MarginRange, SearchOptions, SearchResult,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -20,9 +23,9 @@ pub struct SearchArgs {
     /// A workload name (ycsb-a..ycsb-f, endure-w0..w14) or a workload.json file.
     #[arg(long)]
     pub(crate) workload: String,
-    /// Providers to search, comma-separated.
-    #[arg(long, default_value = "aws,gcp,azure")]
-    pub(crate) providers: String,
+    /// Providers to search, comma-separated (default: every provider of the catalog).
+    #[arg(long)]
+    pub(crate) providers: Option<String>,
     /// SLA add-ons: migration, support (devops), backup, reliability, availability.
     #[arg(long, default_value = "")]
     pub(crate) sla: String,
@@ -73,6 +76,83 @@ pub struct SearchArgs {
     /// Print one JSON document.
     #[arg(long)]
     pub(crate) json: bool,
+    /// How a design's I/Os become time: `physical` (the default: each VM within its volume's IOPS and
+    /// bandwidth, its cores and the requests in flight; its memory less a reserve; a write buffer that recovers
+    /// in time) or `paper` (the Cosine paper's Eq. 3, to reproduce its figures).
+    #[arg(long, default_value = "physical")]
+    pub(crate) throughput: String,
+    /// Seconds a design's write buffer may take to recover after a restart (its log replayed at the volume's
+    /// bandwidth, its frozen buffer flushed).
+    #[arg(long, default_value_t = 60.0, allow_hyphen_values = true)]
+    pub(crate) max_recovery: f64,
+    /// Requests the engine keeps in flight on each VM (default: one per vCPU, as `cosine serve` answers point
+    /// reads on one event-loop thread a core).
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) in_flight: Option<f64>,
+    /// A volume's read latency in microseconds, in place of the catalog's (1,000 for a network SSD).
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) volume_latency_us: Option<f64>,
+    /// Memory each VM keeps for its operating system, as MIB[,SHARE]: a fixed part in MiB and a share of the VM's
+    /// memory (default for a cloud VM: 512,0.02).
+    #[arg(long)]
+    pub(crate) os_reserve: Option<String>,
+    /// CPU library: `learned` (the default: `cosine profile` and `cosine-peers --measure-cpu` on this project's
+    /// machine) or a file from `cosine profile`.
+    #[arg(long)]
+    pub(crate) cpu: Option<String>,
+}
+
+/// `--os-reserve MIB[,SHARE]` as (bytes, share).
+fn os_reserve(text: &str) -> Result<(f64, f64)> {
+    let mut parts = text.split(',');
+    let mib: f64 = parts
+        .next()
+        .unwrap_or("")
+        .trim()
+        .parse()
+        .map_err(|_| anyhow!("--os-reserve must be MIB[,SHARE], got {text}"))?;
+    let share: f64 = match parts.next() {
+        Some(s) => s
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("--os-reserve must be MIB[,SHARE], got {text}"))?,
+        None => 0.0,
+    };
+    if !(mib.is_finite() && mib >= 0.0 && share.is_finite() && (0.0..1.0).contains(&share))
+        || parts.next().is_some()
+    {
+        bail!("--os-reserve must be MIB[,SHARE] with MIB >= 0 and SHARE in [0, 1), got {text}");
+    }
+    Ok((mib * 1024.0 * 1024.0, share))
+}
+
+/// A catalog VM whose volume gives no IOPS or no bandwidth cannot be priced: one clear error.
+fn check_volumes(catalog: &cosine_cloud_pricing::Catalog, providers: &[String]) -> Result<()> {
+    for p in catalog
+        .providers
+        .iter()
+        .filter(|p| providers.contains(&p.id))
+    {
+        for (i, vm) in p.vms.iter().enumerate() {
+            let q = cosine_cloud_pricing::quote(catalog, p, &[(i, 1)], 1e9, 0.5, 0.5, &[])?;
+            let (iops, mibps) = (q.iops_per_vm[0], q.mibps_per_vm[0]);
+            let missing = if iops.is_nan() || iops <= 0.0 {
+                Some("IOPS")
+            } else if mibps.is_nan() || mibps <= 0.0 {
+                Some("bandwidth")
+            } else {
+                None
+            };
+            if let Some(what) = missing {
+                bail!(
+                    "catalog VM {} of {} has no {what} for its volume: the search cannot price what it delivers",
+                    vm.name,
+                    p.id
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `v` as a whole number of at least 1, or `name`'s one-line error.
@@ -139,14 +219,18 @@ pub(crate) fn prepare(
     let catalog = cosine_cloud_pricing::load(&a.catalog)?;
     let mut opts = SearchOptions::new(a.budget);
     opts.providers = Vec::new();
+    let all: Vec<String> = catalog.providers.iter().map(|p| p.id.clone()).collect();
     for p in a
         .providers
+        .clone()
+        .unwrap_or_else(|| all.join(","))
         .split(',')
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| !s.is_empty())
     {
         if !catalog.providers.iter().any(|x| x.id == p) {
-            bail!("unknown provider '{p}' (known: aws, gcp, azure)");
+            let known: Vec<&str> = catalog.providers.iter().map(|x| x.id.as_str()).collect();
+            bail!("unknown provider '{p}' (known: {})", known.join(", "));
         }
         opts.providers.push(p);
     }
@@ -180,6 +264,40 @@ pub(crate) fn prepare(
         Some(p) => PhiLibrary::named_or_file(p)?,
         None => PhiLibrary::default(),
     };
+    opts.throughput = ThroughputModel::from_name(&a.throughput).ok_or_else(|| {
+        anyhow!(
+            "--throughput must be physical or paper, got {}",
+            a.throughput
+        )
+    })?;
+    if !(a.max_recovery.is_finite() && a.max_recovery > 0.0) {
+        bail!(
+            "--max-recovery must be a positive number of seconds, got {}",
+            a.max_recovery
+        );
+    }
+    opts.max_recovery_s = a.max_recovery;
+    if let Some(n) = a.in_flight {
+        if !(n.is_finite() && n >= 1.0) {
+            bail!("--in-flight must be at least 1, got {n}");
+        }
+        opts.in_flight = Some(n);
+    }
+    if let Some(us) = a.volume_latency_us {
+        if !(us.is_finite() && us > 0.0) {
+            bail!("--volume-latency-us must be a positive number, got {us}");
+        }
+        opts.read_latency_s = Some(us * 1e-6);
+    }
+    if let Some(r) = &a.os_reserve {
+        opts.os_reserve = Some(os_reserve(r)?);
+    }
+    if let Some(c) = &a.cpu {
+        opts.cpu = CpuLibrary::named_or_file(c)?;
+    }
+    if opts.throughput == ThroughputModel::Physical {
+        check_volumes(&catalog, &opts.providers)?;
+    }
     Ok(Prepared {
         workload,
         catalog,
@@ -210,8 +328,14 @@ pub(crate) fn search_json(
             let split = best
                 .zip(fixed)
                 .and_then(|(ours, c)| cosine_search::continuum::margin_split(ours, c));
+            // the margin as each side's φ ranges over its measured rounds
+            let range = best
+                .zip(fixed)
+                .and_then(|(ours, c)| margin_across_phi(ours, c, b.phi_key(), p));
             serde_json::json!({"system": b.name(), "best": fixed, "speedup_of_cosine": speedup(best, fixed),
-                "margin_split": split})
+                "margin_split": split,
+                "margin_across_phi": range.map(|(m, uncertain)| serde_json::json!({
+                    "low": m.low, "high": m.high, "phi_noisy_or_bounded": uncertain}))})
         })
         .collect();
     serde_json::json!({
@@ -224,8 +348,31 @@ pub(crate) fn search_json(
         "frontier": r.frontier,
         "baselines": baselines,
         "target": target.as_ref().map(|(label, c)| serde_json::json!({"met_by": label, "cheapest": c})),
+        "throughput_model": p.opts.throughput,
+        "max_recovery_s": p.opts.max_recovery_s,
+        "phi_measured_on_cores": p.phi.cores,
         "search": {"seconds": elapsed, "configurations": r.counts.configurations, "designs": r.counts.designs, "evaluations": r.counts.evaluations, "vm_types": r.counts.vm_types},
     })
+}
+
+/// The margin of `ours` over `theirs` (the fixed system `system`) as each side's φ ranges over its measured
+/// rounds, and whether either side's φ is weak evidence (bounded or noisy).
+pub(crate) fn margin_across_phi(
+    ours: &Config,
+    theirs: &Config,
+    system: &str,
+    p: &Prepared,
+) -> Option<(MarginRange, bool)> {
+    let mix = if p.opts.rho.is_some() {
+        p.workload.mix
+    } else {
+        noisy_mix(&p.workload.mix, p.opts.noise)
+    };
+    let class = ours.parts.first()?.design.class.as_str();
+    let ours_phi = p.phi.workload_phi_range(class, &mix)?;
+    let theirs_phi = p.phi.workload_phi_range(system, &mix)?;
+    let uncertain = p.phi.is_uncertain(class) || p.phi.is_uncertain(system);
+    Some((margin_range(ours, ours_phi, theirs, theirs_phi), uncertain))
 }
 
 /// How many times Cosine's throughput is the other configuration's; None when either is missing.

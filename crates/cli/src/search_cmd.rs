@@ -1,13 +1,15 @@
 //! `cosine search`: the main job. The search's inputs and its JSON answer are `search_args`'s (shared with
 //! `cosine compare` and the explorer); this module writes the files the flags ask for and prints the answer.
 
-use crate::describe::describe_mix;
+use crate::describe::{self, describe_mix};
 use crate::search_args::{
-    prepare, run_with_progress, search_json, speedup, target_answer, Prepared, SearchArgs,
+    margin_across_phi, prepare, run_with_progress, search_json, speedup, target_answer, Prepared,
+    SearchArgs,
 };
 use anyhow::{anyhow, Context, Result};
 use cosine_cost_model::cpu::PhiLibrary;
-use cosine_search::continuum::{Config, SearchResult};
+use cosine_cost_model::machine::ThroughputModel;
+use cosine_search::continuum::{Config, MarginRange, SearchResult};
 
 /// Runs `cosine search`.
 pub fn run(a: SearchArgs) -> Result<()> {
@@ -28,10 +30,10 @@ pub fn run(a: SearchArgs) -> Result<()> {
         return rocksdb;
     }
     print_header(&a, &p);
-    print_answer(&r, a.budget);
-    print_fixed_designs(&r, a.budget);
+    print_answer(&r, a.budget, &p.workload);
+    print_fixed_designs(&r, &p);
     print_phi_sources(&r, &p.phi);
-    print_target(target);
+    print_target(target, &p.workload);
     print_written(&a);
     print_counts(&r, elapsed);
     rocksdb
@@ -68,91 +70,171 @@ fn write_files(a: &SearchArgs, r: &SearchResult, workload: &cosine_design::Workl
     Ok(())
 }
 
-/// The answer's first line: the workload, the budget and the catalog.
+/// The answer's first line: the workload, its size, the budget, the catalog and how it is priced.
 fn print_header(a: &SearchArgs, p: &Prepared) {
     let (workload, catalog) = (&p.workload, &p.catalog);
     println!(
-        "Cosine search: {} ({} entries of {} B, {}) for ${:.0}/month, {} catalog ({})",
+        "Cosine search: {} ({} entries of {} B, {} in all; {}) for ${}/month, {} catalog ({}); {}",
         workload.name.clone().unwrap_or_else(|| a.workload.clone()),
-        workload.entries,
-        workload.entry_bytes(),
+        describe::count(workload.entries as f64),
+        describe::count(workload.entry_bytes() as f64),
+        describe::bytes(workload.entries as f64 * workload.entry_bytes() as f64),
         describe_mix(workload),
-        a.budget,
+        describe::count(a.budget),
         catalog.name,
-        catalog.as_of
+        catalog.as_of,
+        match p.opts.throughput {
+            ThroughputModel::Physical => format!(
+                "priced within each VM's volume, cores and memory, write buffers that recover within {}",
+                describe::duration(p.opts.max_recovery_s)
+            ),
+            ThroughputModel::Paper => "priced by the paper's Eq. 3".to_string(),
+        }
     );
 }
 
 /// The best configuration within the budget, and its neighbours on the frontier.
-fn print_answer(r: &SearchResult, budget: f64) {
+fn print_answer(r: &SearchResult, budget: f64, w: &cosine_design::Workload) {
     match &r.best {
         Some(best) => {
             println!("\nbest within budget:");
-            print_config(best, true);
+            print_config(best, true, w);
         }
         None => println!("\nno configuration fits a budget of ${:.2}/month", budget),
     }
     if let Some(c) = &r.cheaper {
         println!("\ncheaper on the frontier:");
-        print_config(c, false);
+        print_config(c, false, w);
     }
     if let Some(c) = &r.faster {
         println!("\nfaster on the frontier (above the budget):");
-        print_config(c, false);
+        print_config(c, false, w);
     }
 }
 
-/// Each fixed design's best configuration with the same money, against Cosine's: the speedup, the I/Os and φ
-/// behind it, and the margin split into φ and the rest.
-fn print_fixed_designs(r: &SearchResult, budget: f64) {
+/// Each fixed design's best configuration with the same money, against Cosine's: the speedup across φ's
+/// evidence (its conservative end the headline where φ was noisy or bounded), the I/Os, limits and φ behind
+/// it, and the margin split into φ and the rest.
+fn print_fixed_designs(r: &SearchResult, p: &Prepared) {
+    let budget = p.opts.budget;
     println!(
-        "\nfixed designs with the same money (best configuration at or below ${:.0}/month):",
-        budget
+        "\nfixed designs with the same money (best configuration at or below ${}/month):",
+        describe::count(budget)
     );
     for (b, f) in &r.baselines {
-        match cosine_search::continuum::best_within(f, budget) {
-            Some(c) => {
-                println!(
-                    "  {:<11} {:<6} {:<28} ${:>10.2}/month {:>14.0} ops/s   {}",
-                    b.name(),
-                    c.provider,
-                    c.describe(),
-                    c.monthly_usd(),
-                    c.throughput,
-                    match speedup(r.best.as_ref(), Some(c)) {
-                        Some(x) if x >= 1.0 => format!("Cosine is {x:.1}x faster"),
-                        Some(x) if x > 0.0 => format!("Cosine is {:.1}x slower", 1.0 / x),
-                        _ => "no Cosine configuration to compare".to_string(),
-                    }
-                );
-                // where the margin comes from: the I/Os each operation costs, and the CPU's parallel share
-                if let (Some(best), Some(mine)) = (&r.best, c.parts.first()) {
-                    let ours = &best.parts[0].design;
-                    println!(
-                        "  {:<11} {:.3} I/Os per op against Cosine's {:.3}; phi {:.3} against Cosine's {:.3}; {} vCPUs against {}",
-                        "",
-                        mine.design.io_per_op,
-                        ours.io_per_op,
-                        mine.design.phi,
-                        ours.phi,
-                        c.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
-                        best.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
-                    );
-                    // the margin as φ times the rest, both orders of pricing averaged
-                    match cosine_search::continuum::margin_split(best, c) {
-                        Some(m) => println!(
-                            "  {:<11} Cosine / {} = {:.2} = phi {:.2} x the rest (I/Os, IOPS, VMs) {:.2}; these VMs at Cosine's phi would run {:.0} ops/s, Cosine's at {}'s phi {:.0} (phi: the geometric mean of the two)",
-                            "", b.name(), m.total, m.phi, m.rest, m.theirs_at_our_phi, b.name(), m.ours_at_their_phi,
-                        ),
-                        None => println!(
-                            "  {:<11} (no split into phi and the rest: VM types running designs of different phi)",
-                            ""
-                        ),
-                    }
-                }
-            }
-            None => println!("  {:<11} cannot run within this budget", b.name()),
+        let Some(c) = cosine_search::continuum::best_within(f, budget) else {
+            println!("  {:<11} cannot run within this budget", b.name());
+            continue;
+        };
+        let range = r
+            .best
+            .as_ref()
+            .and_then(|best| margin_across_phi(best, c, b.phi_key(), p));
+        println!(
+            "  {:<11} {:<6} {:<28} ${:>10.2}/month {:>14} ops/s   {}",
+            b.name(),
+            c.provider,
+            c.describe(),
+            c.monthly_usd(),
+            describe::count(c.throughput),
+            headline(speedup(r.best.as_ref(), Some(c)), range)
+        );
+        let (Some(best), Some(mine)) = (&r.best, c.parts.first()) else {
+            continue;
+        };
+        let ours = &best.parts[0].design;
+        // where the margin comes from: the I/Os each operation costs, what bounds each side, the CPU's share
+        println!(
+            "  {:<11} {:.3} I/Os per op against Cosine's {:.3}; bound by {} against Cosine's {}; phi {:.3} against {:.3}; {} vCPUs against {}",
+            "",
+            mine.design.io_per_op,
+            ours.io_per_op,
+            bound_of(&mine.design),
+            bound_of(ours),
+            mine.design.phi,
+            ours.phi,
+            c.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
+            best.parts.iter().map(|p| p.count * p.vcpus).sum::<u32>(),
+        );
+        // the margin as φ times the rest, both orders of pricing averaged
+        match cosine_search::continuum::margin_split(best, c) {
+            Some(m) => println!(
+                "  {:<11} Cosine / {} = {:.2} = phi {:.2} x the rest (I/Os, volumes, VMs) {:.2}; these VMs at Cosine's phi would run {} ops/s, Cosine's at {}'s phi {} (phi: the geometric mean of the two)",
+                "", b.name(), m.total, m.phi, m.rest, describe::count(m.theirs_at_our_phi), b.name(), describe::count(m.ours_at_their_phi),
+            ),
+            None => println!(
+                "  {:<11} (no split into phi and the rest: VM types running designs of different phi)",
+                ""
+            ),
         }
+    }
+    print_cores_measured(r, p);
+}
+
+/// "Cosine is 1.1x faster", with the range over φ's evidence; where that evidence is weak, the conservative end
+/// leads.
+fn headline(total: Option<f64>, range: Option<(MarginRange, bool)>) -> String {
+    let ratio = |x: f64| {
+        if x >= 1.0 {
+            format!("{x:.2}x faster")
+        } else {
+            format!("{:.2}x slower", 1.0 / x)
+        }
+    };
+    match (total, range) {
+        (Some(x), Some((m, uncertain))) if x > 0.0 => {
+            let spread = if (m.high - m.low).abs() < 0.005 * x {
+                String::new()
+            } else {
+                format!(
+                    " ({:.2}-{:.2} as φ ranges over its measured rounds)",
+                    m.low, m.high
+                )
+            };
+            if uncertain && m.low < x {
+                format!(
+                    "Cosine is {} at the conservative end of noisy φ ({} at the values kept){spread}",
+                    ratio(m.low),
+                    ratio(x)
+                )
+            } else {
+                format!("Cosine is {}{spread}", ratio(x))
+            }
+        }
+        (Some(x), None) if x > 0.0 => format!("Cosine is {}", ratio(x)),
+        _ => "no Cosine configuration to compare".to_string(),
+    }
+}
+
+/// What bounds a design's VM ("IOPS", "CPU", ...), or Eq. 3 under the paper's model.
+fn bound_of(s: &cosine_search::designs::Scored) -> &'static str {
+    s.delivered.map_or("Eq. 3", |d| d.bound.as_str())
+}
+
+/// Where φ's evidence ends: the cores it was measured on, against the VMs priced.
+fn print_cores_measured(r: &SearchResult, p: &Prepared) {
+    let Some(cores) = p.phi.cores else {
+        return;
+    };
+    let most = r
+        .best
+        .iter()
+        .chain(
+            r.baselines
+                .iter()
+                .filter_map(|(_, f)| cosine_search::continuum::best_within(f, p.opts.budget)),
+        )
+        .flat_map(|c| c.parts.iter().map(|p| p.vcpus))
+        .max()
+        .unwrap_or(0);
+    if most > cores {
+        println!(
+            "  φ was measured on up to {cores} cores; these VMs have up to {most} vCPUs: Eq. 2 extrapolates it{}",
+            match p.opts.throughput {
+                ThroughputModel::Physical => " (it moves only the cores' limit, not the volume's)",
+                ThroughputModel::Paper => "",
+            }
+        );
     }
 }
 
@@ -206,11 +288,11 @@ fn print_phi_sources(r: &SearchResult, phi: &PhiLibrary) {
 }
 
 /// With a performance target: the cheapest configuration that meets it.
-fn print_target(target: Option<(String, Option<Config>)>) {
+fn print_target(target: Option<(String, Option<Config>)>, w: &cosine_design::Workload) {
     if let Some((label, c)) = &target {
         println!("\ncheapest configuration that meets the {label}:");
         match c {
-            Some(c) => print_config(c, false),
+            Some(c) => print_config(c, false, w),
             None => println!("  none within the cost range searched"),
         }
     }
@@ -252,6 +334,7 @@ fn deployment_of(best: &Config) -> cosine_design::Deployment {
                 vm: p.vm.clone(),
                 memory_bytes: (p.memory_gib * 1024.0 * 1024.0 * 1024.0) as u64,
                 design: p.design.design.clone(),
+                reserved_bytes: Some((p.reserved_gib * 1024.0 * 1024.0 * 1024.0) as u64),
             })
         })
         .collect();
@@ -286,40 +369,74 @@ fn write_rocksdb_options(
     Ok(())
 }
 
-fn print_config(c: &Config, detail: bool) {
+fn print_config(c: &Config, detail: bool, w: &cosine_design::Workload) {
     println!(
-        "  {:<6} {:<40} ${:>10.2}/month   {:>12.0} ops/s   latency {:.1} s for the workload",
+        "  {:<6} {:<40} ${:>10.2}/month   {:>12} ops/s   its {} operations in {}",
         c.provider,
         c.describe(),
         c.monthly_usd(),
-        c.throughput,
-        c.latency_s
+        describe::count(c.throughput),
+        describe::count(w.operations as f64),
+        describe::duration(c.latency_s)
     );
-    if detail {
+    if !detail {
+        return;
+    }
+    println!(
+        "         compute ${:.2} + storage ${:.2} + SLAs ${:.2}",
+        c.cost.compute_usd, c.cost.storage_usd, c.cost.sla_usd
+    );
+    for p in &c.parts {
+        print_part(p, w);
+    }
+}
+
+/// One VM type of a configuration: the machine, the design, and what each VM delivers.
+fn print_part(p: &cosine_search::continuum::Part, w: &cosine_design::Workload) {
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    let s = &p.design;
+    let d = &s.design;
+    println!(
+        "         {} x {}: {} vCPU, {} GiB ({} to the design, {} kept for the OS and the engine); a volume of {} IOPS, {} MiB/s, {} a read; {} entries ({}) each",
+        p.count,
+        p.vm,
+        p.vcpus,
+        describe::count(p.memory_gib),
+        describe::bytes(d.memory_bytes() as f64),
+        describe::bytes(p.reserved_gib * GIB),
+        describe::count(p.iops),
+        if p.mibps.is_finite() { describe::count(p.mibps) } else { "unbounded".into() },
+        describe::duration(p.read_latency_us * 1e-6),
+        describe::count(p.entries_per_vm as f64),
+        describe::bytes(p.entries_per_vm as f64 * w.entry_bytes() as f64),
+    );
+    println!(
+        "         {} design T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={}; {:.3} I/Os per op ({:.3} random reads, {:.3} blocks in sequence); phi {:.3}",
+        s.class,
+        d.size_ratio,
+        d.hot_runs,
+        d.cold_runs,
+        describe::bytes(d.buffer_bytes as f64),
+        describe::bytes(d.filter_bytes as f64),
+        describe::bytes(d.fence_bytes as f64),
+        describe::bytes(d.cache_bytes as f64),
+        s.io_per_op,
+        s.requests.random_reads,
+        s.requests.sequential_blocks,
+        s.phi
+    );
+    if let Some(del) = &s.delivered {
         println!(
-            "         compute ${:.2} + storage ${:.2} + SLAs ${:.2}",
-            c.cost.compute_usd, c.cost.storage_usd, c.cost.sla_usd
+            "         each VM: {} ops/s at most, bound by {} (IOPS {:.0}%, bandwidth {:.0}%, cores {:.0}% used; {} reads in flight, {:.0} to reach its IOPS); an operation {} unloaded; recovers from a restart in {}",
+            describe::count(del.ops_per_s),
+            del.bound.as_str(),
+            del.iops_used * 100.0,
+            del.bandwidth_used * 100.0,
+            (del.ops_per_s / del.cpu_limit).min(1.0) * 100.0,
+            describe::count(p.in_flight),
+            p.iops * p.read_latency_us * 1e-6,
+            describe::duration(del.op_latency_s),
+            describe::duration(s.recovery_s),
         );
-        for p in &c.parts {
-            let d = &p.design.design;
-            println!(
-                "         {} x {} ({} vCPU, {:.0} GiB, {:.0} IOPS, {} entries each): {} design T={} K={} Z={} M_B={:.1} MiB M_BF={:.1} MiB M_FP={:.1} MiB, {:.3} I/Os per op, phi {:.3}",
-                p.count,
-                p.vm,
-                p.vcpus,
-                p.memory_gib,
-                p.iops,
-                p.entries_per_vm,
-                p.design.class,
-                d.size_ratio,
-                d.hot_runs,
-                d.cold_runs,
-                d.buffer_bytes as f64 / 1048576.0,
-                d.filter_bytes as f64 / 1048576.0,
-                d.fence_bytes as f64 / 1048576.0,
-                p.design.io_per_op,
-                p.design.phi
-            );
-        }
     }
 }

@@ -134,13 +134,18 @@ pub fn generate_deployment(
         let dir = out.join("hosts").join(&s.name);
         std::fs::create_dir_all(&dir)?;
         let memory = format!(
-            "{} VM of {}; the engine's design holds M = {} (buffer {}, filters {}, fences {})",
+            "{} VM of {}; the engine's design holds M = {} (buffer {}, filters {}, fences {}, cache {}){}",
             spec.vm,
             gib(spec.memory_bytes),
             gib(spec.design.memory_bytes()),
             gib(spec.design.buffer_bytes),
             gib(spec.design.filter_bytes),
-            gib(spec.design.fence_bytes)
+            gib(spec.design.fence_bytes),
+            gib(spec.design.cache_bytes),
+            spec.reserved_bytes.map_or(String::new(), |r| format!(
+                "; {} kept for the operating system and the engine's own overhead",
+                gib(r)
+            ))
         );
         let start = format!(
             r#"#!/usr/bin/env bash

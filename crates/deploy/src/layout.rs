@@ -262,6 +262,7 @@ mod tests {
                     vm: vm.into(),
                     memory_bytes: gib << 30,
                     design: Design::rocksdb_like(1 << 20, 1 << 20, 1 << 20),
+                    reserved_bytes: None,
                 })
                 .collect(),
         }

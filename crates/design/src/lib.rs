@@ -79,6 +79,11 @@ pub struct ShardSpec {
     pub memory_bytes: u64,
     /// The engine design for this VM.
     pub design: Design,
+    /// Memory the VM keeps outside the design: its operating system's and the engine's own overhead (the
+    /// process, its threads, allocator slack), as the search set it aside. Absent in deployments written before
+    /// the search kept a reserve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_bytes: Option<u64>,
 }
 
 impl Deployment {

@@ -54,6 +54,13 @@ pub const fn sorted_buffer_entry_bytes(key: usize, value: usize) -> usize {
     SORTED_BUFFER_NODE_BYTES + alloc_bytes(key) + alloc_bytes(value)
 }
 
+/// Bytes a single put of a `key`-byte key and a `value`-byte value takes in the engine's write-ahead log: a
+/// record header (12 bytes: checksums and length), the entry's kind, sequence number and the two lengths
+/// (17 bytes), the key and the value (`cosine_engine::wal`, whose test holds it to this).
+pub const fn log_record_bytes(key: usize, value: usize) -> usize {
+    12 + 17 + key + value
+}
+
 /// Bytes of one slot of the engine's hash-log write buffer's table (a std `HashMap` from a key's `Vec` to its
 /// version: a sequence number and an optional value `Vec`; `cosine_buffer` holds it to this).
 pub const HASH_LOG_SLOT_BYTES: usize = 56;

@@ -55,6 +55,15 @@ pub(crate) struct Args {
     /// The φ library the calibrated peers are added to (default: the learned library shipped in the crate).
     #[arg(long)]
     pub(crate) phi_base: Option<String>,
+    /// Instead of the table: measure the CPU an operation costs each peer named in --engines that is a fixed
+    /// system of the search (rocksdb, wiredtiger, faster), per operation type on one thread with its data in
+    /// memory (as `cosine profile` measures our engine), add their entries to the CPU library read from
+    /// --cpu-base, and write it here.
+    #[arg(long)]
+    pub(crate) measure_cpu: Option<String>,
+    /// The CPU library the measured peers are added to (default: the one shipped in the crate).
+    #[arg(long)]
+    pub(crate) cpu_base: Option<String>,
     /// Runs of every (workload, engine) cell; the engine order is rotated from round to round, and the
     /// table shows the median and the spread.
     #[arg(long, default_value_t = 3)]
@@ -63,6 +72,14 @@ pub(crate) struct Args {
     /// data at least 4× the cap, reads reach the device. Needs a writable cgroup file system (v1 or v2).
     #[arg(long)]
     pub(crate) memory_cap: Option<u64>,
+    /// With --memory-cap on a machine where no memory cgroup can be made: run without the cap and say so
+    /// (instead of one clear error).
+    #[arg(long)]
+    pub(crate) cap_or_warn: bool,
+    /// A design file (design.json) the engine `cosine` runs, in place of the design the search picks for the
+    /// workload and --memory.
+    #[arg(long)]
+    pub(crate) design: Option<String>,
     /// Every engine fsyncs every write (or group of concurrent writes) before acknowledging it. Default:
     /// every write handed to the OS, no fsync.
     #[arg(long)]

@@ -19,7 +19,16 @@ pub(crate) fn run_cell(a: &Args, cell: &str) -> Result<()> {
     let dir = std::path::Path::new(&a.dir).join(format!("{e}-{}-{round}", w.name));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
-    let (store, design) = open_designed(e, &w, a.memory, &dir, a.durable)?;
+    let given = match &a.design {
+        Some(path) => Some(
+            cosine_design::Design::from_json(
+                &std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?,
+            )
+            .with_context(|| format!("design {path}"))?,
+        ),
+        None => None,
+    };
+    let (store, design) = open_designed(e, &w, a.memory, &dir, a.durable, given.as_ref())?;
     let ledger = Ledger::default();
     let seed = 1 + 10 * round;
     let (w, before) = load_and_warm_up(a, e, store.as_ref(), &ledger, w, seed)?;
@@ -200,7 +209,8 @@ fn cell_row(
         "wrong": load.wrong + run.wrong + warmup.as_ref().map_or(0, |r| r.wrong),
         "first_wrong": load.first_wrong.or(warmup.as_ref().and_then(|r| r.first_wrong.clone())).or(run.first_wrong),
         "warmup_ops": warmup_ops,
-        "read_ios_per_op": run.read_ios_per_op, "settle_seconds": settle_seconds,
+        "read_ios_per_op": run.read_ios_per_op, "background_ios_per_op": run.background_ios_per_op,
+        "settle_seconds": settle_seconds,
         "warmup_settle_seconds": warmup_settle_seconds,
         "device_read_kib_per_op": device_read_kib_per_op,
         "user_cpu_us_per_op": user_us_per_op, "system_cpu_us_per_op": system_us_per_op,
@@ -257,6 +267,9 @@ pub(crate) fn spawn_cell(
     ]);
     if a.durable {
         cmd.arg("--durable");
+    }
+    if let Some(d) = &a.design {
+        cmd.args(["--design", d]);
     }
     if a.malloc_arenas > 0 {
         cmd.env("MALLOC_ARENA_MAX", a.malloc_arenas.to_string());

@@ -27,7 +27,7 @@ pub(crate) fn open(
     dir: &std::path::Path,
     durable: bool,
 ) -> Result<Box<dyn Store>> {
-    open_designed(engine, w, memory, dir, durable).map(|(store, _)| store)
+    open_designed(engine, w, memory, dir, durable, None).map(|(store, _)| store)
 }
 
 /// [`open`], with the design the search picked for an engine of ours or for `rocksdb-cosine` (what a cell's
@@ -38,6 +38,7 @@ pub(crate) fn open_designed(
     memory: u64,
     dir: &std::path::Path,
     durable: bool,
+    given: Option<&cosine_design::Design>,
 ) -> Result<(Box<dyn Store>, Option<Value>)> {
     Ok(match engine {
         e if OURS.contains(&e) => {
@@ -45,6 +46,7 @@ pub(crate) fn open_designed(
             let phi = PhiLibrary::default();
             let cores = machine_cores();
             let design = match engine {
+                "cosine" if given.is_some() => given.cloned(),
                 "cosine" => cosine_search::designs::best_for_machine(&model, memory, cores, &phi),
                 "cosine-leveled" => cosine_search::designs::best_leveled_lsm_for_machine(
                     &model, memory, cores, &phi,

@@ -101,12 +101,12 @@ fn phi_system(engine: &str) -> Option<(&'static str, &'static str)> {
 }
 
 /// The engine names `--calibrate-phi` takes, as its messages list them.
-const FIXED_NAMES: &str = "rocksdb, wiredtiger or wiredtiger-32k, faster";
+pub(crate) const FIXED_NAMES: &str = "rocksdb, wiredtiger or wiredtiger-32k, faster";
 
 /// The fixed systems `--calibrate-phi` measures for `--engines`, each once, in the order named, as (the φ
 /// library's name, the engine it is measured on); and a line for each name that was mapped to another engine
 /// or skipped.
-fn phi_systems(engines: &[String]) -> (Vec<(&'static str, &'static str)>, Vec<String>) {
+pub(crate) fn phi_systems(engines: &[String]) -> (Vec<(&'static str, &'static str)>, Vec<String>) {
     let mut systems = Vec::new();
     let mut notes = Vec::new();
     for e in engines {
@@ -142,9 +142,9 @@ fn with_provenance(machine: &str, lib_name: &str, provenance: &str) -> String {
 
 /// The least memory FASTER runs in (six 32 MiB log pages and its index); 0 when it is not built.
 #[cfg(feature = "faster")]
-const FASTER_MIN_MEMORY: u64 = cosine_peers::adapters::faster::MIN_MEMORY;
+pub(crate) const FASTER_MIN_MEMORY: u64 = cosine_peers::adapters::faster::MIN_MEMORY;
 #[cfg(not(feature = "faster"))]
-const FASTER_MIN_MEMORY: u64 = 0;
+pub(crate) const FASTER_MIN_MEMORY: u64 = 0;
 
 #[cfg(test)]
 mod tests {

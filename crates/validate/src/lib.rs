@@ -11,11 +11,16 @@
 
 mod calibrate;
 mod cases;
+mod cpu;
 mod harness;
+pub mod overhead;
+pub mod probe;
+pub mod profile;
 mod report;
 
 pub use calibrate::calibrate_engine;
 pub use cases::{cases, fixed_variants, random_design, Case, CaseSpec};
+pub use cpu::{measure_engine_cpu, measure_op_cpu, CpuMeasured, CPU_ROUNDS};
 pub use harness::{class_designs, run_bench, searched_design, NoProgress, Progress, Run, RunSpec};
 pub use report::{
     accuracy, compare, pace_of, rescore, run_case, run_case_loads, summary, Measured, Pace,

@@ -4,6 +4,7 @@
 use crate::designs::Scored;
 use cosine_cloud_pricing::Quote;
 use cosine_cost_model::cpu::speedup;
+use cosine_cost_model::machine::{delivered, Machine};
 use serde::Serialize;
 
 /// One VM type's part of a configuration.
@@ -21,6 +22,14 @@ pub struct Part {
     pub entries_per_vm: u64,
     /// IOPS of one's volume.
     pub iops: f64,
+    /// MiB a second one's volume moves.
+    pub mibps: f64,
+    /// Microseconds one random read takes at its volume when none is queued.
+    pub read_latency_us: f64,
+    /// Requests its engine keeps in flight (one per client thread waiting on a read).
+    pub in_flight: f64,
+    /// GiB of one's memory kept outside the design: the operating system's and the engine's overhead.
+    pub reserved_gib: f64,
     /// The design each of them runs.
     pub design: Scored,
 }
@@ -56,22 +65,42 @@ impl Config {
     }
 
     /// Operations per second of this configuration with each VM's design run at the workload φ `phi` in place
-    /// of the φ it was priced with, its VMs, I/Os and IOPS unchanged: Eq. 3 divides a VM's I/O time by
-    /// g(φ, η), and so does the CPU floor the search adds to it, so each VM's latency scales by
-    /// g(φ_own, η) / g(`phi`, η) and the slowest VM sets the configuration's. [`margin_split`] uses it.
+    /// of the φ it was priced with, its VMs, I/Os and volumes unchanged: under the physical model φ moves the
+    /// cores' limit only (each VM is priced again, [`delivered`]); under the paper's Eq. 3 it divides a VM's
+    /// I/O time and its CPU floor alike by g(φ, η), so each VM's latency scales by g(φ_own, η) / g(`phi`, η).
+    /// The slowest VM sets the configuration's. [`margin_split`] uses it.
     pub fn throughput_at_phi(&self, phi: f64) -> f64 {
         let latency = self
             .parts
             .iter()
-            .map(|p| {
-                let eta = p.vcpus as f64;
-                p.design.latency_s * speedup(p.design.phi, eta) / speedup(phi, eta)
+            .map(|p| match &p.design.delivered {
+                Some(now) => {
+                    let then = delivered(&p.design.requests, p.design.cpu_s, phi, &p.machine());
+                    p.design.latency_s * now.ops_per_s / then.ops_per_s
+                }
+                None => {
+                    let eta = p.vcpus as f64;
+                    p.design.latency_s * speedup(p.design.phi, eta) / speedup(phi, eta)
+                }
             })
             .fold(0.0, f64::max);
         if latency > 0.0 {
             self.throughput * self.latency_s / latency
         } else {
             f64::INFINITY
+        }
+    }
+}
+
+impl Part {
+    /// The limits each VM of this part was priced with.
+    pub fn machine(&self) -> Machine {
+        Machine {
+            vcpus: self.vcpus,
+            iops: self.iops,
+            mibps: self.mibps,
+            read_latency_s: self.read_latency_us * 1e-6,
+            in_flight: self.in_flight,
         }
     }
 }
@@ -92,6 +121,30 @@ pub struct MarginSplit {
     pub phi: f64,
     /// `total / phi`: everything but φ.
     pub rest: f64,
+}
+
+/// A margin of one configuration over another across the evidence for φ: each side priced at the ends of
+/// its workload φ's measured range ([`cosine_cost_model::cpu::PhiLibrary::workload_phi_range`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MarginRange {
+    /// Ours at the low end of our φ over theirs at the high end of theirs: the conservative margin.
+    pub low: f64,
+    /// Ours at the high end over theirs at the low end.
+    pub high: f64,
+}
+
+/// The margin of `ours` over `theirs` as φ ranges over its evidence: `our_phi` and `their_phi` are each side's
+/// (lowest, highest) workload φ.
+pub fn margin_range(
+    ours: &Config,
+    our_phi: (f64, f64),
+    theirs: &Config,
+    their_phi: (f64, f64),
+) -> MarginRange {
+    MarginRange {
+        low: ours.throughput_at_phi(our_phi.0) / theirs.throughput_at_phi(their_phi.1),
+        high: ours.throughput_at_phi(our_phi.1) / theirs.throughput_at_phi(their_phi.0),
+    }
 }
 
 /// Splits the margin of `ours` over `theirs` into φ and the rest ([`MarginSplit`]); None when either runs designs

@@ -4,9 +4,10 @@
 use crate::continuum::config::{Config, Part};
 use crate::continuum::{noisy_mix, SearchOptions};
 use crate::designs::{Baseline, EvalMemo, Scored, Shape, Shard, Tally, Template};
-use cosine_cloud_pricing::{quote, Catalog, Provider, Quote};
+use cosine_cloud_pricing::{quote, Catalog, Provider, Quote, VmType};
 use cosine_cost_model::cpu::PhiLibrary;
 use cosine_cost_model::dist::LshEngine;
+use cosine_cost_model::machine::{Machine, Reserve, ThroughputModel};
 use cosine_design::Workload;
 use std::sync::atomic::Ordering;
 
@@ -29,6 +30,8 @@ pub(super) enum Search {
     Full,
     Shapes(Vec<Shape>),
     Templates(Vec<Template>),
+    /// The whole search and the templates, the faster of the two (a shard beyond every searched size).
+    FullAndTemplates(Vec<Template>),
 }
 
 /// What a shard's design search depends on within one provider's search: the VM type, the shard's entries and
@@ -39,6 +42,7 @@ pub(super) struct ShardKey {
     pub(super) vm: usize,
     pub(super) entries: u64,
     pub(super) iops: u64,
+    pub(super) mibps: u64,
     pub(super) search: Search,
 }
 
@@ -46,7 +50,9 @@ pub(super) struct ShardKey {
 pub(super) type ShardMemo = parking_lot::Mutex<rustc_hash::FxHashMap<ShardKey, Option<Scored>>>;
 
 impl Ctx<'_> {
-    pub(super) fn shard(&self, vm: usize, entries: f64, iops: f64) -> Shard<'_> {
+    /// The shard of `entries` on a VM of type `vm` whose volume gives `volume` (IOPS, MiB/s): its workload
+    /// scaled to its entries, the memory its design may take and the machine's limits.
+    pub(super) fn shard(&self, vm: usize, entries: f64, volume: Volume) -> Shard<'_> {
         let v = &self.provider.vms[vm];
         let mut w = self.workload.clone();
         let frac = entries / self.workload.entries as f64;
@@ -59,21 +65,58 @@ impl Ctx<'_> {
         } else {
             noisy_mix(&w.mix, self.opts.noise)
         };
+        let opts = self.opts;
         Shard {
             keys: self.memo.keys(&w),
             workload: w,
-            memory_bytes: v.memory_bytes,
-            vcpus: v.vcpus,
-            iops,
+            memory_bytes: design_memory(self.provider, v, opts),
+            machine: Machine {
+                vcpus: v.vcpus,
+                iops: volume.iops,
+                mibps: volume.mibps,
+                read_latency_s: opts.read_latency_s.unwrap_or(self.provider.read_latency_s),
+                in_flight: opts.in_flight.unwrap_or(v.vcpus as f64),
+            },
             block_bytes: self.provider.block_bytes,
             phi: self.phi,
-            rho: self.opts.rho,
-            epsilon: self.opts.epsilon,
+            cpu: &opts.cpu,
+            throughput: opts.throughput,
+            max_recovery_s: opts.max_recovery_s,
+            rho: opts.rho,
+            epsilon: opts.epsilon,
             system_phi: None,
+            system_cpu: None,
             quirks: cosine_cost_model::ReferenceQuirks::NONE,
             lsh_engine: LshEngine::Cosine,
             scored: Some(self.designs),
             memo: Some(self.memo),
+        }
+    }
+
+    /// `count` VMs of type `i`, each holding `entries` on a volume of `volume`, running `design`.
+    pub(super) fn part(
+        &self,
+        i: usize,
+        count: u32,
+        entries: f64,
+        volume: Volume,
+        design: Scored,
+    ) -> Part {
+        let vm = &self.provider.vms[i];
+        let m = self.shard(i, entries, volume).machine;
+        Part {
+            vm: vm.name.clone(),
+            count,
+            vcpus: vm.vcpus,
+            memory_gib: vm.memory_gib(),
+            entries_per_vm: entries.round() as u64,
+            iops: volume.iops,
+            mibps: volume.mibps,
+            read_latency_us: m.read_latency_s * 1e6,
+            in_flight: m.in_flight,
+            reserved_gib: (vm.memory_bytes - design_memory(self.provider, vm, self.opts)) as f64
+                / (1u64 << 30) as f64,
+            design,
         }
     }
 
@@ -125,20 +168,12 @@ impl Ctx<'_> {
             let (i, c) = counts[k];
             let vm = &self.provider.vms[i];
             let entries = self.workload.entries as f64 * vm.memory_bytes as f64 / total_mem;
-            let scored = self.shard_best(i, entries, q.iops_per_vm[k], &search[k])?;
+            let scored = self.shard_best(i, entries, Volume::of(&q, k), &search[k])?;
             latency = latency.max(scored.latency_s);
             if latency >= limit {
                 return None;
             }
-            parts[k] = Some(Part {
-                vm: vm.name.clone(),
-                count: c,
-                vcpus: vm.vcpus,
-                memory_gib: vm.memory_gib(),
-                entries_per_vm: entries.round() as u64,
-                iops: q.iops_per_vm[k],
-                design: scored,
-            });
+            parts[k] = Some(self.part(i, c, entries, Volume::of(&q, k), scored));
         }
         let parts: Vec<Part> = parts.into_iter().flatten().collect();
         if let Some(p) = &self.opts.progress {
@@ -166,23 +201,31 @@ impl Ctx<'_> {
         &self,
         i: usize,
         entries: f64,
-        iops: f64,
+        volume: Volume,
         search: &Search,
     ) -> Option<Scored> {
         let key = ShardKey {
             vm: i,
             entries: entries.to_bits(),
-            iops: iops.to_bits(),
+            iops: volume.iops.to_bits(),
+            mibps: volume.mibps.to_bits(),
             search: search.clone(),
         };
         if let Some(s) = self.shards.lock().get(&key) {
             return s.clone();
         }
-        let shard = self.shard(i, entries, iops);
+        let shard = self.shard(i, entries, volume);
         let found = match search {
             Search::Full => shard.best(),
             Search::Shapes(few) => shard.best_among(few),
             Search::Templates(few) => shard.best_from(few),
+            Search::FullAndTemplates(few) => {
+                let from = shard.best_from(few);
+                match (shard.best(), from) {
+                    (Some(a), Some(b)) => Some(if b.latency_s < a.latency_s { b } else { a }),
+                    (a, b) => a.or(b),
+                }
+            }
         };
         self.shards.lock().insert(key, found.clone());
         found
@@ -193,7 +236,7 @@ impl Ctx<'_> {
     pub(super) fn top_shapes(&self, i: usize, count: u32, n: usize) -> Option<Vec<Shape>> {
         let q = self.price(&[(i, count)])?;
         let entries = self.workload.entries as f64 / count as f64;
-        Some(self.shard(i, entries, q.iops_per_vm[0]).top_shapes(n))
+        Some(self.shard(i, entries, Volume::of(&q, 0)).top_shapes(n))
     }
 
     /// The search for a shard of `entries` on type `i` that is not an anchor's: the fastest shapes of the anchor
@@ -230,17 +273,17 @@ impl Ctx<'_> {
         if let Some(q) = self.price(&[(i, count)]) {
             let entries = self.workload.entries as f64 / count as f64;
             // the grid lands in the memo; the design itself is found again by the configuration's own search
-            let _ = self.shard(i, entries, q.iops_per_vm[0]).best();
+            let _ = self.shard(i, entries, Volume::of(&q, 0)).best();
         }
     }
 
     /// A configuration of `count` VMs of type `i` running a fixed system's design.
     pub(super) fn score_baseline(&self, i: usize, count: u32, system: Baseline) -> Option<Config> {
         let q = self.price(&[(i, count)])?;
-        let vm = &self.provider.vms[i];
         let entries = self.workload.entries as f64 / count as f64;
-        let mut shard = self.shard(i, entries, q.iops_per_vm[0]);
+        let mut shard = self.shard(i, entries, Volume::of(&q, 0));
         shard.system_phi = self.phi.get(system.phi_key());
+        shard.system_cpu = self.opts.cpu.get(system.phi_key());
         shard.quirks = system.model_quirks();
         shard.lsh_engine = system.lsh_engine();
         let design = shard.baseline_design(system)?;
@@ -248,15 +291,7 @@ impl Ctx<'_> {
         let latency = scored.latency_s;
         Some(Config {
             provider: self.provider.id.clone(),
-            parts: vec![Part {
-                vm: vm.name.clone(),
-                count,
-                vcpus: vm.vcpus,
-                memory_gib: vm.memory_gib(),
-                entries_per_vm: entries.round() as u64,
-                iops: q.iops_per_vm[0],
-                design: scored,
-            }],
+            parts: vec![self.part(i, count, entries, Volume::of(&q, 0), scored)],
             cost: q,
             latency_s: latency,
             throughput: if latency > 0.0 {
@@ -265,5 +300,44 @@ impl Ctx<'_> {
                 f64::INFINITY
             },
         })
+    }
+}
+
+/// The IOPS and bandwidth one VM's volume gives it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Volume {
+    pub(super) iops: f64,
+    pub(super) mibps: f64,
+}
+
+impl Volume {
+    /// The volume of the `k`-th VM type of a quote.
+    pub(super) fn of(q: &Quote, k: usize) -> Self {
+        Volume {
+            iops: q.iops_per_vm[k],
+            mibps: q.mibps_per_vm[k],
+        }
+    }
+}
+
+/// The memory a design may take on a VM of type `vm`: under the physical model the VM's less its reserve (the
+/// operating system's, as the provider gives it or `--os-reserve` sets it, and the engine's measured overhead);
+/// under the paper's, all of it.
+pub(super) fn design_memory(provider: &Provider, vm: &VmType, opts: &SearchOptions) -> u64 {
+    match opts.throughput {
+        ThroughputModel::Paper => vm.memory_bytes,
+        ThroughputModel::Physical => reserve(provider, opts).design_bytes(vm.memory_bytes),
+    }
+}
+
+/// The memory each VM of `provider` keeps outside the design.
+pub(super) fn reserve(provider: &Provider, opts: &SearchOptions) -> Reserve {
+    let (os_bytes, os_share) = opts.os_reserve.unwrap_or(provider.os_reserve);
+    let (engine_bytes, engine_share) = provider.engine_overhead.unwrap_or(opts.engine_overhead);
+    Reserve {
+        os_bytes,
+        os_share,
+        engine_bytes,
+        engine_share,
     }
 }

@@ -124,7 +124,11 @@ fn check(name: &str, entries: u64) {
             .map(|p| {
                 let i = vm(p);
                 let entries = w.entries as f64 * provider.vms[i].memory_bytes as f64 / total;
-                let mut shard = ctx.shard(i, entries, p.iops);
+                let volume = super::ctx::Volume {
+                    iops: p.iops,
+                    mibps: p.mibps,
+                };
+                let mut shard = ctx.shard(i, entries, volume);
                 shard.memo = None;
                 shard.score(p.design.design.clone()).unwrap().latency_s
             })

@@ -23,15 +23,18 @@ mod ctx;
 mod hardware;
 mod provider;
 
-pub use config::{best_within, frontier, margin_split, Config, MarginSplit, Part};
+pub use config::{
+    best_within, frontier, margin_range, margin_split, Config, MarginRange, MarginSplit, Part,
+};
 pub use hardware::undominated;
-pub use provider::{baseline_frontier, provider_configs, REFIT_SHAPES};
+pub use provider::{baseline_frontier, one_vm_designs, provider_configs, OneVm, REFIT_SHAPES};
 
 use crate::continuum::hardware::{searched, warm_anchor_grids};
 use crate::continuum::provider::{baseline_frontier_in, provider_configs_in};
 use crate::designs::{Baseline, EvalMemo};
 use cosine_cloud_pricing::{Catalog, Provider, Sla};
-use cosine_cost_model::cpu::PhiLibrary;
+use cosine_cost_model::cpu::{CpuLibrary, PhiLibrary};
+use cosine_cost_model::machine::ThroughputModel;
 use cosine_design::{OperationMix, Workload};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -59,7 +62,28 @@ pub struct SearchOptions {
     pub cost_range: (f64, f64),
     /// Counts configurations as they are scored (for a progress display).
     pub progress: Option<Arc<AtomicUsize>>,
+    /// How a design's I/Os become time: within the machine's physical limits (the default), or the paper's
+    /// Eq. 3.
+    pub throughput: ThroughputModel,
+    /// The CPU an operation costs per engine and operation type.
+    pub cpu: CpuLibrary,
+    /// Seconds a design's write buffer may take to recover at the volume's bandwidth (default 60).
+    pub max_recovery_s: f64,
+    /// Requests the engine keeps in flight on a VM (None: one per vCPU, as `cosine serve` answers point reads
+    /// on one event-loop thread a core).
+    pub in_flight: Option<f64>,
+    /// A volume's read latency in seconds in place of the catalog's.
+    pub read_latency_s: Option<f64>,
+    /// The operating system's memory reserve (bytes, share of the VM's memory) in place of the catalog's.
+    pub os_reserve: Option<(f64, f64)>,
+    /// The engine's memory beyond its design (bytes, share of the design's memory), where the catalog does not
+    /// give its own ([`ENGINE_OVERHEAD`]).
+    pub engine_overhead: (f64, f64),
 }
+
+/// The engine's memory beyond its design's M: a fixed part in bytes and a share of M, measured by
+/// `cosine profile` (resident memory less design memory at two design sizes) on this project's machine.
+pub const ENGINE_OVERHEAD: (f64, f64) = cosine_cost_model::machine::ENGINE_OVERHEAD;
 
 impl SearchOptions {
     /// Defaults for a budget: all providers, no SLAs, ε = 0.1, 10% noise, up to 32 VMs, $1 to $500,000 (widened
@@ -78,6 +102,13 @@ impl SearchOptions {
             rho: None,
             noise: 0.1,
             max_vms: 32,
+            throughput: ThroughputModel::Physical,
+            cpu: CpuLibrary::learned(),
+            max_recovery_s: crate::designs::DEFAULT_MAX_RECOVERY_S,
+            in_flight: None,
+            read_latency_s: None,
+            os_reserve: None,
+            engine_overhead: ENGINE_OVERHEAD,
             cost_range: (1.0, hi),
             progress: None,
         }

@@ -2,7 +2,7 @@
 //! from them) and the mixes of two types a bound does not rule out; a fixed system's continuum.
 
 use crate::continuum::config::{best_within, frontier, Config};
-use crate::continuum::ctx::{Ctx, Search, ShardMemo};
+use crate::continuum::ctx::{Ctx, Search, ShardMemo, Volume};
 use crate::continuum::hardware::{anchor_counts, searched, undominated};
 use crate::continuum::{SearchCounts, SearchOptions};
 use crate::designs::{Baseline, EvalMemo, Shape, Tally, Template};
@@ -167,16 +167,27 @@ fn mixes(ctx: &Ctx, configs: &[Config], anchors: &[u32], tops: &Tops) -> Vec<Con
         }
     }
     on_frontier.truncate(6);
-    // per VM type: its homogeneous configurations' (shard entries, latency, IOPS per VM), by shard size
-    let mut by_type: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); provider.vms.len()];
+    // per VM type: its homogeneous configurations' shards by size, each with its latency, volume and buffer
+    // ceiling
+    let mut by_type: Vec<Vec<Homogeneous>> = vec![Vec::new(); provider.vms.len()];
     for c in configs.iter().filter(|c| c.parts.len() == 1) {
         if let Some(i) = provider.vms.iter().position(|v| v.name == c.parts[0].vm) {
             let p = &c.parts[0];
-            by_type[i].push((p.entries_per_vm as f64, c.latency_s, p.iops));
+            let volume = Volume {
+                iops: p.iops,
+                mibps: p.mibps,
+            };
+            let entries = p.entries_per_vm as f64;
+            by_type[i].push(Homogeneous {
+                entries,
+                latency_s: c.latency_s,
+                volume,
+                ceiling: ctx.shard(i, entries, volume).buffer_ceiling(),
+            });
         }
     }
     for v in &mut by_type {
-        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v.sort_by(|a, b| a.entries.total_cmp(&b.entries));
     }
     // per VM type: what its homogeneous shards' design searches settled on, by shard size
     let mut settled: Vec<Vec<(f64, Template)>> = vec![Vec::new(); provider.vms.len()];
@@ -204,21 +215,37 @@ fn mixes(ctx: &Ctx, configs: &[Config], anchors: &[u32], tops: &Tops) -> Vec<Con
         }
         if few.is_empty() {
             ctx.shapes_between(i, entries, anchors, tops)
+        } else if k == 0 || k == v.len() {
+            // smaller or larger than every homogeneous shard of its type: nothing to interpolate between, and
+            // one side's template can miss a design that only pays at this size (a 111 M-entry shard of
+            // endure-w11 went from a B-tree to a leveled LSM-tree with an entry cache, 1.46x faster): the whole
+            // search too
+            Search::FullAndTemplates(few)
         } else {
             Search::Templates(few)
         }
     };
-    // A lower bound on the latency of a VM of type i holding `entries` at `iops`: the homogeneous shard of that
+    // A lower bound on the latency of a VM of type i holding `entries` on `volume`: the homogeneous shard of that
     // type just smaller, scaled to this shard's operations (its I/Os per operation can only be higher on more
-    // entries: `io_never_falls_as_entries_grow`) and to this IOPS where it is higher. 0 without a smaller one.
-    let latency_bound = |i: usize, entries: f64, iops: f64| -> f64 {
-        by_type[i]
+    // entries: `io_never_falls_as_entries_grow`, and so its requests, bytes, CPU and time in flight) and to this
+    // volume's IOPS and bandwidth where they are higher (the cores and the requests in flight are the type's).
+    // 0 without a smaller one, or where the two shards' buffer ceilings differ (their designs are not the same
+    // set).
+    let latency_bound = |i: usize, entries: f64, volume: Volume| -> f64 {
+        let Some(h) = by_type[i]
             .iter()
             .rev()
-            .find(|h| h.0 <= entries && h.0 > 0.0)
-            .map_or(0.0, |&(n, latency, h_iops)| {
-                latency * entries / n * (h_iops / iops).min(1.0)
-            })
+            .find(|h| h.entries <= entries && h.entries > 0.0)
+        else {
+            return 0.0;
+        };
+        if ctx.shard(i, entries, volume).buffer_ceiling() != h.ceiling {
+            return 0.0;
+        }
+        let faster = (h.volume.iops / volume.iops)
+            .min(h.volume.mibps / volume.mibps)
+            .min(1.0);
+        h.latency_s * entries / h.entries * faster
     };
     let mut pairs = Vec::new();
     for (x, &a) in on_frontier.iter().enumerate() {
@@ -240,8 +267,8 @@ fn mixes(ctx: &Ctx, configs: &[Config], anchors: &[u32], tops: &Tops) -> Vec<Con
         .filter_map(|&((a, ca), (b, cb))| {
             let q = ctx.price(&[(a, ca), (b, cb)])?;
             let total = mem(a) * ca as f64 + mem(b) * cb as f64;
-            let bound_a = latency_bound(a, n * mem(a) / total, q.iops_per_vm[0]);
-            let bound_b = latency_bound(b, n * mem(b) / total, q.iops_per_vm[1]);
+            let bound_a = latency_bound(a, n * mem(a) / total, Volume::of(&q, 0));
+            let bound_b = latency_bound(b, n * mem(b) / total, Volume::of(&q, 1));
             // the type more likely to reach the limit is searched first
             let first = usize::from(bound_b > bound_a);
             Some((q.total_usd, bound_a.max(bound_b), first, (a, ca), (b, cb)))
@@ -278,4 +305,68 @@ fn mixes(ctx: &Ctx, configs: &[Config], anchors: &[u32], tops: &Tops) -> Vec<Con
         }
     }
     mixed
+}
+
+/// A homogeneous configuration's shard, as the mixes' lower bound reads it.
+#[derive(Clone, Copy, Debug)]
+struct Homogeneous {
+    entries: f64,
+    latency_s: f64,
+    volume: Volume,
+    ceiling: u64,
+}
+
+/// What the search weighs for one VM of type `vm` of `provider` holding the whole workload (`cosine verify` on a
+/// machine of one's own): the pick and the next designs by the model's time, each shape once, `n` in all, and
+/// each fixed system's design, each priced on that VM.
+pub fn one_vm_designs(
+    catalog: &Catalog,
+    provider: &Provider,
+    vm: usize,
+    workload: &Workload,
+    phi: &PhiLibrary,
+    opts: &SearchOptions,
+    n: usize,
+) -> Option<OneVm> {
+    let designs = Tally::default();
+    let memo = EvalMemo::default();
+    let ctx = Ctx {
+        catalog,
+        provider,
+        workload,
+        phi,
+        opts,
+        designs: &designs,
+        memo: &memo,
+        shards: &ShardMemo::default(),
+    };
+    let q = ctx.price(&[(vm, 1)])?;
+    let volume = Volume::of(&q, 0);
+    let entries = workload.entries as f64;
+    let shard = ctx.shard(vm, entries, volume);
+    let ranked = shard.ranked_designs(n);
+    let baselines = Baseline::ALL
+        .iter()
+        .map(|&b| {
+            (
+                b,
+                ctx.score_baseline(vm, 1, b)
+                    .map(|c| c.parts[0].design.clone()),
+            )
+        })
+        .collect();
+    let part = |design| ctx.part(vm, 1, entries, volume, design);
+    Some(OneVm {
+        designs: ranked.into_iter().map(part).collect(),
+        baselines,
+    })
+}
+
+/// [`one_vm_designs`]' answer.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct OneVm {
+    /// The pick, then the next designs, each as the VM that runs it.
+    pub designs: Vec<crate::continuum::Part>,
+    /// Each fixed system's design on the VM (None where it cannot run there).
+    pub baselines: Vec<(Baseline, Option<crate::designs::Scored>)>,
 }

@@ -1,4 +1,5 @@
 use super::*;
+use cosine_cost_model::machine::ThroughputModel;
 use cosine_design::named_workload;
 
 #[test]
@@ -118,7 +119,14 @@ fn a_fixed_system_priced_again_at_another_phi_runs_as_throughput_at_phi_says() {
 
 #[test]
 fn the_slowest_vm_type_sets_a_mixed_configuration_at_another_phi_and_the_split_multiplies_out() {
-    let (catalog, w, opts) = small_ycsb_a();
+    for model in [ThroughputModel::Paper, ThroughputModel::Physical] {
+        slowest_vm_type_at_another_phi(model);
+    }
+}
+
+fn slowest_vm_type_at_another_phi(model: ThroughputModel) {
+    let (catalog, w, mut opts) = small_ycsb_a();
+    opts.throughput = model;
     let r = search(&catalog, &w, &PhiLibrary::default(), &opts);
     let one = r.best.unwrap();
     // a second VM type, eight times the vCPUs, at 99% of the first one's latency: at its own φ the first
@@ -131,7 +139,24 @@ fn the_slowest_vm_type_sets_a_mixed_configuration_at_another_phi_and_the_split_m
     let mut second_slowest = false;
     let g = |phi: f64, eta: u32| cosine_cost_model::cpu::speedup(phi, eta as f64);
     let own = one.parts[0].design.phi;
-    let at = |p: &Part, phi: f64| p.design.latency_s * g(own, p.vcpus) / g(phi, p.vcpus);
+    // the paper's Eq. 3 divides a VM's whole time by g; the physical model prices its limits again, φ moving
+    // the cores' alone
+    let at = |p: &Part, phi: f64| match &p.design.delivered {
+        None => p.design.latency_s * g(own, p.vcpus) / g(phi, p.vcpus),
+        Some(now) => {
+            let then = cosine_cost_model::machine::delivered(
+                &p.design.requests,
+                p.design.cpu_s,
+                phi,
+                &p.machine(),
+            );
+            p.design.latency_s * now.ops_per_s / then.ops_per_s
+        }
+    };
+    assert_eq!(
+        one.parts[0].design.delivered.is_some(),
+        model == ThroughputModel::Physical
+    );
     assert!(one.parts.iter().all(|p| p.design.phi == own));
     for phi in [0.0, 0.3, own, 0.95] {
         let first = one.parts.iter().map(|p| at(p, phi)).fold(0.0, f64::max);
@@ -141,11 +166,14 @@ fn the_slowest_vm_type_sets_a_mixed_configuration_at_another_phi_and_the_split_m
         let got = mixed.throughput_at_phi(phi);
         assert!((got - want).abs() <= 1e-9 * want, "φ {phi}: {got} {want}");
     }
-    assert!(
-        second_slowest,
-        "the second VM type never set the latency (φ {own})"
-    );
-    assert!(mixed.throughput_at_phi(0.0) < one.throughput_at_phi(0.0));
+    if model == ThroughputModel::Paper {
+        // (under the physical model φ moves only a CPU-bound VM; this one is bound by its volume)
+        assert!(
+            second_slowest,
+            "the second VM type never set the latency (φ {own})"
+        );
+        assert!(mixed.throughput_at_phi(0.0) < one.throughput_at_phi(0.0));
+    }
     // the split multiplies out, and is the identity against itself
     for (_, f) in &r.baselines {
         if let Some(theirs) = best_within(f, 5_000.0) {
@@ -247,4 +275,43 @@ fn dominated_vm_types_are_dropped() {
         !names.contains(&"r5d.large") && names.contains(&"r5.large"),
         "{names:?}"
     );
+}
+
+#[test]
+fn a_margin_across_phi_s_evidence_holds_the_margin_at_the_kept_phi() {
+    let (catalog, w, mut opts) = small_ycsb_a();
+    for model in [ThroughputModel::Paper, ThroughputModel::Physical] {
+        opts.throughput = model;
+        let r = search(&catalog, &w, &PhiLibrary::default(), &opts);
+        let ours = r.best.unwrap();
+        let around = |phi: f64| ((phi - 0.2).max(0.0), (phi + 0.2).min(1.0));
+        for (_, f) in &r.baselines {
+            let Some(theirs) = best_within(f, 5_000.0) else {
+                continue;
+            };
+            let m = margin_range(
+                &ours,
+                around(ours.parts[0].design.phi),
+                theirs,
+                around(theirs.parts[0].design.phi),
+            );
+            let kept = ours.throughput / theirs.throughput;
+            assert!(
+                m.low <= kept * (1.0 + 1e-12) && kept <= m.high * (1.0 + 1e-12),
+                "{model:?}: {} <= {kept} <= {}",
+                m.low,
+                m.high
+            );
+            // no spread: the margin itself
+            let none = margin_range(
+                &ours,
+                (ours.parts[0].design.phi, ours.parts[0].design.phi),
+                theirs,
+                (theirs.parts[0].design.phi, theirs.parts[0].design.phi),
+            );
+            assert!(
+                (none.low - kept).abs() <= 1e-9 * kept && (none.high - kept).abs() <= 1e-9 * kept
+            );
+        }
+    }
 }

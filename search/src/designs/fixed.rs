@@ -85,7 +85,7 @@ impl Shard<'_> {
                 );
                 let m_b = m - filters - fences;
                 (m_b >= 1024.0 * 1024.0).then(|| {
-                    with_class_defaults(
+                    let d = with_class_defaults(
                         base_design(
                             10,
                             1,
@@ -96,7 +96,8 @@ impl Shard<'_> {
                             fences.ceil() as u64,
                         ),
                         DesignClass::Lsm,
-                    )
+                    );
+                    self.within_ceiling(d)
                 })
             }
             Baseline::WiredTiger => {
@@ -106,7 +107,7 @@ impl Shard<'_> {
                 let be = b * shape.entry_bytes;
                 let m_b = m * be / (shape.key_bytes * 32.0 + be);
                 let d = base_design(32, 1, 1, block, m_b as u64, 0, (m - m_b) as u64);
-                (b >= 32.0).then(|| with_class_defaults(d, DesignClass::Btree))
+                (b >= 32.0).then(|| self.within_ceiling(with_class_defaults(d, DesignClass::Btree)))
             }
             // the hybrid log over an in-memory hash index of every key: FASTER's index never spills to disk
             // (its buckets hold tags and addresses; a collision follows the log's chain), so it is sized as our
@@ -114,5 +115,17 @@ impl Shard<'_> {
             // `LshEngine::Faster`)
             Baseline::Faster => self.lsh_design(),
         }
+    }
+
+    /// A fixed system's design with its write buffer cut to what recovers in time
+    /// ([`Shard::buffer_ceiling`]), the memory cut from it its cache (RocksDB's block cache, WiredTiger's page
+    /// cache), priced as the entry cache.
+    fn within_ceiling(&self, mut d: Design) -> Design {
+        let ceiling = self.buffer_ceiling();
+        if d.buffer_bytes > ceiling {
+            d.cache_bytes += d.buffer_bytes - ceiling;
+            d.buffer_bytes = ceiling;
+        }
+        d
     }
 }

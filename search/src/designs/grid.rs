@@ -57,7 +57,7 @@ impl Shard<'_> {
         ))
     }
 
-    /// The best buffer share on the ε grid (and the all-buffer corner).
+    /// The best buffer share on the ε grid (and the all-buffer corner), of the buffer ceiling.
     pub(super) fn buffer_grid(
         &self,
         make: &impl Fn(u64) -> Option<Design>,
@@ -71,7 +71,7 @@ impl Shard<'_> {
         make: &impl Fn(u64) -> Option<Design>,
         fracs: &[f64],
     ) -> Option<(f64, Scored)> {
-        let m = self.memory_bytes as f64;
+        let m = self.buffer_ceiling() as f64;
         let mut best: Option<(f64, Scored)> = None;
         for &frac in fracs {
             if let Some(s) = make((m * frac) as u64).and_then(|d| self.score(d)) {
@@ -83,8 +83,8 @@ impl Shard<'_> {
         best
     }
 
-    /// The ε grid of buffer shares, plus the corner where (nearly) all memory is buffer: a shard that fits in
-    /// memory.
+    /// The ε grid of buffer shares (of [`Shard::buffer_ceiling`]: the memory, or the largest buffer that
+    /// recovers in time), plus the corner where (nearly) all of it is buffer: a shard that fits in memory.
     pub(super) fn grid_fractions(&self) -> Vec<f64> {
         let steps = (1.0 / self.epsilon).round().max(2.0) as u64;
         (1..steps)
@@ -100,7 +100,7 @@ impl Shard<'_> {
         mut frac: f64,
         mut s: Scored,
     ) -> Scored {
-        let m = self.memory_bytes as f64;
+        let m = self.buffer_ceiling() as f64;
         let steps = (1.0 / self.epsilon).round().max(2.0);
         let mut step = 0.5 / steps;
         for _ in 0..5 {
@@ -183,7 +183,7 @@ impl Shard<'_> {
 
     /// [`Shard::graded`] without counting the designs (a ranking read again).
     pub(super) fn ranked(&self, shapes: &[Shape]) -> Vec<(usize, f64, Scored)> {
-        let m = self.memory_bytes as f64;
+        let m = self.buffer_ceiling() as f64;
         let fracs = self.grid_fractions();
         let price = || -> Grid {
             shapes
@@ -209,15 +209,18 @@ impl Shard<'_> {
             let mut pick: Option<(f64, Priced, f64)> = None;
             for (&frac, cell) in fracs.iter().zip(row) {
                 if let Some(priced) = *cell {
-                    let latency = self.latency(priced.0, priced.1);
+                    let latency = self.timed(&priced).latency_s;
                     if pick.is_none_or(|p| latency < p.2) {
                         pick = Some((frac, priced, latency));
                     }
                 }
             }
-            if let Some((frac, (io, class, choices), _)) = pick {
-                if let Some(d) = self.make(shapes[i], (m * frac) as u64) {
-                    graded.push((i, frac, self.scored(d, io, class, choices)));
+            if let Some((frac, priced, _)) = pick {
+                if let Some(s) = self
+                    .make(shapes[i], (m * frac) as u64)
+                    .and_then(|d| self.scored(d, &priced))
+                {
+                    graded.push((i, frac, s));
                 }
             }
         }
@@ -275,5 +278,38 @@ impl Shard<'_> {
             .collect();
         graded.sort_by(|a, b| a.2.latency_s.total_cmp(&b.2.latency_s));
         self.finish(shapes, graded)
+    }
+}
+
+impl Shard<'_> {
+    /// The search's pick ([`Shard::best`]) and the fastest designs of the other shapes after it, each shape
+    /// (T, K, Z, class, log) once, `n` in all, fastest first: each shape of the ε grid refined, and each LSH
+    /// layout.
+    pub fn ranked_designs(&self, n: usize) -> Vec<Scored> {
+        let shapes = self.shapes();
+        let mut all: Vec<Scored> = self
+            .ranked(&shapes)
+            .into_iter()
+            .map(|(i, frac, s)| self.refine_buffer(&|m_b| self.make(shapes[i], m_b), frac, s))
+            .collect();
+        all.extend(super::lsh::lsh_layouts().filter_map(|(div, tiered)| {
+            self.lsh_design_at(div, tiered).and_then(|d| self.score(d))
+        }));
+        all.sort_by(|a, b| a.latency_s.total_cmp(&b.latency_s));
+        let key = |s: &Scored| {
+            let d = &s.design;
+            (d.size_ratio, d.hot_runs, d.cold_runs, s.class, d.log)
+        };
+        let mut out: Vec<Scored> = self.best().into_iter().collect();
+        for s in all {
+            if out.len() >= n {
+                break;
+            }
+            if !out.iter().any(|o| key(o) == key(&s)) {
+                out.push(s);
+            }
+        }
+        out.truncate(n);
+        out
     }
 }

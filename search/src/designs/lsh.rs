@@ -44,7 +44,9 @@ impl Shard<'_> {
         if m_fp >= self.memory_bytes {
             return None;
         }
-        let m_b = self.memory_bytes - m_fp;
+        // the rest is buffer, up to what recovers in time (the rest of memory unused: the entry cache may take
+        // it, [`Shard::with_cache`])
+        let m_b = (self.memory_bytes - m_fp).min(self.buffer_ceiling());
         // the first level never fills: its runs, flushes of M_B/2, hold the data, each flush the entries the
         // engine's hash-log buffer holds when full (what it charges an entry: its allocations and its table's
         // share, more than its key and value, so a level of T flushes' bytes holds the data's run files too)

@@ -4,6 +4,7 @@
 use crate::designs::price::Choices;
 use cosine_cost_model::dist::LshEngine;
 use cosine_cost_model::keys::KeySpace;
+use cosine_cost_model::requests::OpIo;
 use cosine_cost_model::ReferenceQuirks;
 use cosine_design::{Design, DesignClass, Workload};
 use parking_lot::Mutex;
@@ -53,20 +54,29 @@ impl Tally {
     }
 }
 
-/// A design's I/Os per operation, the class the model derives and the algorithmic choices it runs with.
-pub(super) type Priced = (f64, DesignClass, Choices);
+/// A design priced by the I/O model: its I/Os per operation (the KL worst case with ρ), what they ask of a
+/// volume, the class the model derives and the algorithmic choices it runs with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Priced {
+    pub(super) io: f64,
+    pub(super) requests: OpIo,
+    pub(super) class: DesignClass,
+    pub(super) choices: Choices,
+}
 
 /// A shard's ε grid priced: per shape, per buffer share, the I/Os per operation, the class and the choices
 /// (None where the model rejects the design). What the latency ranking needs, without a VM's cores and IOPS.
 pub(super) type Grid = Vec<Vec<Option<Priced>>>;
 
-/// What a shard's grid depends on: its size, memory and block, and the search's quirks, ε and ρ.
+/// What a shard's grid depends on: its size, memory, buffer ceiling and block, and the search's quirks, ε and ρ.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct GridKey {
     pub(super) entries: u64,
     pub(super) operations: u64,
     pub(super) operations_before: u64,
     pub(super) memory_bytes: u64,
+    /// The largest buffer the grid's shares are of (the memory, or less where recovery bounds it).
+    pub(super) buffer_ceiling: u64,
     pub(super) block_bytes: u64,
     pub(super) quirks: ReferenceQuirks,
     pub(super) lsh_engine: LshEngine,

@@ -3,9 +3,13 @@
 
 use crate::designs::memo::{EvalKey, GridKey, Priced};
 use crate::designs::shapes::with_class_defaults;
-use crate::designs::{Scored, Shard, CPU_OPS_PER_CORE};
-use cosine_cost_model::cpu::speedup;
+use crate::designs::{Scored, Shard};
+use cosine_cost_model::cpu::paper_eq3_seconds;
 use cosine_cost_model::layout::{self, DataShape};
+use cosine_cost_model::machine::{
+    delivered, max_recoverable_buffer, recovery_seconds, Delivered, ThroughputModel,
+};
+use cosine_cost_model::requests::OpIo;
 use cosine_cost_model::DistributionAware;
 use cosine_design::{Design, DesignClass};
 
@@ -48,33 +52,130 @@ impl Shard<'_> {
         }
     }
 
-    /// Scores one design; None when the model rejects it.
+    /// Scores one design; None when the model rejects it, or its write buffer would not recover within the
+    /// bound.
     pub fn score(&self, design: Design) -> Option<Scored> {
-        let (io, class, choices) = self.io_and_class(&design)?;
-        Some(self.scored(design, io, class, choices))
+        if self.recovery_s(&design) > self.max_recovery_s * (1.0 + TIE) {
+            return None;
+        }
+        let priced = self.io_and_class(&design)?;
+        self.scored(design, &priced)
     }
 
-    /// A design with its I/Os per operation, class and algorithmic choices, timed on this VM.
-    pub(super) fn scored(
-        &self,
-        design: Design,
-        io: f64,
-        class: DesignClass,
-        choices: Choices,
-    ) -> Scored {
-        let phi = self
-            .system_phi
-            .unwrap_or_else(|| self.phi.class(class))
-            .workload_phi(&self.workload.mix);
-        let latency = self.latency(io, class);
-        Scored {
-            design: runs_as(design, class, choices),
-            class,
-            io_per_op: io,
-            phi,
-            latency_s: latency,
-            template: None,
+    /// A priced design timed on this VM: None where the machine cannot run it (no operations a second).
+    pub(super) fn scored(&self, design: Design, p: &Priced) -> Option<Scored> {
+        let t = self.timed(p);
+        if !t.latency_s.is_finite() {
+            return None;
         }
+        let recovery_s = self.recovery_s(&design);
+        Some(Scored {
+            design: runs_as(design, p.class, p.choices),
+            class: p.class,
+            io_per_op: p.io,
+            requests: p.requests,
+            phi: t.phi,
+            cpu_s: t.cpu_s,
+            latency_s: t.latency_s,
+            delivered: t.delivered,
+            recovery_s,
+            template: None,
+        })
+    }
+
+    /// The workload φ of a design of `class` on this shard (a fixed system's own where it has one).
+    pub(super) fn workload_phi(&self, class: DesignClass) -> f64 {
+        self.system_phi
+            .unwrap_or_else(|| self.phi.class(class))
+            .workload_phi(&self.workload.mix)
+    }
+
+    /// CPU seconds one operation of the shard's workload costs on one core, with the requests `io`.
+    pub(super) fn cpu_seconds(&self, class: DesignClass, io: &OpIo) -> f64 {
+        let op = self.system_cpu.unwrap_or_else(|| self.cpu.class(class));
+        self.cpu
+            .seconds_per_op(&op, &self.workload.mix, self.workload.scan_length, io)
+    }
+
+    /// Seconds to run the shard's operations at the priced I/Os: within the machine's limits
+    /// ([`delivered`]), or the paper's Eq. 3 with its CPU floor.
+    pub(super) fn timed(&self, p: &Priced) -> Timed {
+        let phi = self.workload_phi(p.class);
+        let ops = self.workload.operations as f64;
+        let cpu_s = self.cpu_seconds(p.class, &p.requests);
+        match self.throughput {
+            ThroughputModel::Paper => Timed {
+                phi,
+                cpu_s,
+                latency_s: paper_eq3_seconds(
+                    ops,
+                    p.io,
+                    self.machine.iops,
+                    phi,
+                    self.machine.vcpus as f64,
+                ),
+                delivered: None,
+            },
+            ThroughputModel::Physical => {
+                let d = delivered(&p.requests, cpu_s, phi, &self.machine);
+                Timed {
+                    phi,
+                    cpu_s,
+                    latency_s: ops / d.ops_per_s,
+                    delivered: Some(d),
+                }
+            }
+        }
+    }
+
+    /// Seconds a restart takes to bring `design`'s write buffers back ([`recovery_seconds`]): the bytes not yet
+    /// flushed, both buffers (the hybrid log's mutable regions), replayed from the log at the volume's
+    /// bandwidth, each entry inserted again, the frozen one flushed. 0 under the paper's model.
+    pub fn recovery_s(&self, design: &Design) -> f64 {
+        if self.throughput == ThroughputModel::Paper {
+            return 0.0;
+        }
+        let unflushed = design
+            .flush_bytes()
+            .saturating_mul(Design::WRITE_BUFFERS)
+            .min(design.buffer_bytes);
+        recovery_seconds(
+            unflushed,
+            self.workload.key_bytes,
+            self.workload.value_bytes,
+            self.insert_cpu_s(),
+            &self.machine,
+        )
+    }
+
+    /// CPU seconds an insert costs on one core (what a recovery's replay spends per entry).
+    fn insert_cpu_s(&self) -> f64 {
+        let op = self
+            .system_cpu
+            .unwrap_or_else(|| self.cpu.class(DesignClass::Lsm));
+        op.insert_us * 1e-6
+    }
+
+    /// The largest write buffer the search gives a design on this shard: the design memory, or under the
+    /// physical model the largest buffer that recovers within [`Shard::max_recovery_s`], rounded down to a
+    /// power of two (so that shards of nearby bandwidths search the same buffer sizes).
+    pub fn buffer_ceiling(&self) -> u64 {
+        if self.throughput == ThroughputModel::Paper {
+            return self.memory_bytes;
+        }
+        let most = max_recoverable_buffer(
+            self.max_recovery_s,
+            self.workload.key_bytes,
+            self.workload.value_bytes,
+            self.insert_cpu_s(),
+            &self.machine,
+        );
+        let pow2 = if most == 0 {
+            0
+        } else {
+            1u64 << (63 - most.leading_zeros())
+        };
+        pow2.min(self.memory_bytes)
     }
 
     /// Expected I/Os per operation (the KL worst case with ρ) and the class the model derives, through the memo.
@@ -96,15 +197,21 @@ impl Shard<'_> {
     /// recorded and the faster of its [`Choices`] (a choice that changes the class the model derives is
     /// dropped; None when neither holds).
     pub(super) fn evaluate(&self, design: &Design) -> Option<Priced> {
-        let (io, class) = self.price(design)?;
+        let (io, requests, class) = self.price(design)?;
+        let priced = |(io, requests, class), choices| Priced {
+            io,
+            requests,
+            class,
+            choices,
+        };
         if design.class.is_some() {
-            return Some((io, class, Choices::Built));
+            return Some(priced((io, requests, class), Choices::Built));
         }
         let built = runs_as(design.clone(), class, Choices::Built);
         // recording the class changes nothing the model reads unless it decides whether the design runs as
         // an LSH
         let as_built = if built.runs_as_lsh() == design.runs_as_lsh() {
-            Some((io, class))
+            Some((io, requests, class))
         } else {
             self.price(&built)
         };
@@ -114,9 +221,9 @@ impl Shard<'_> {
         } else {
             self.price(&table1)
         };
-        let keep = |priced: Option<(f64, DesignClass)>, choices| {
-            let (io, as_run) = priced?;
-            (as_run == class).then_some((io, class, choices))
+        let keep = |p: Option<(f64, OpIo, DesignClass)>, choices| {
+            let (io, requests, as_run) = p?;
+            (as_run == class).then(|| priced((io, requests, class), choices))
         };
         match (
             keep(as_built, Choices::Built),
@@ -124,7 +231,9 @@ impl Shard<'_> {
         ) {
             // Table 1's choices only where they are faster by more than the model's rounding: two choices that
             // leave the same tree are priced alike up to the order of the sums, and then the design runs as built
-            (Some(b), Some(t)) if t.0 < b.0 * (1.0 - TIE) || (b.0.is_nan() && !t.0.is_nan()) => {
+            (Some(b), Some(t))
+                if t.io < b.io * (1.0 - TIE) || (b.io.is_nan() && !t.io.is_nan()) =>
+            {
                 Some(t)
             }
             (Some(b), _) => Some(b),
@@ -132,8 +241,9 @@ impl Shard<'_> {
         }
     }
 
-    /// One design's expected I/Os per operation (the KL worst case with ρ) and the class the model derives.
-    pub(super) fn price(&self, design: &Design) -> Option<(f64, DesignClass)> {
+    /// One design's expected I/Os per operation (the KL worst case with ρ), what they ask of a volume, and the
+    /// class the model derives.
+    pub(super) fn price(&self, design: &Design) -> Option<(f64, OpIo, DesignClass)> {
         if let Some(m) = self.memo {
             m.priced.add(1);
         }
@@ -145,10 +255,14 @@ impl Shard<'_> {
         .evaluate_with_keys(design, &self.workload, &self.keys)
         .ok()?;
         let mix = self.workload.mix;
-        let io = match self.rho {
+        let w = &self.workload;
+        let log =
+            cosine_design::shape::log_record_bytes(w.key_bytes as usize, w.value_bytes as usize);
+        let requests = OpIo::of(&cost, w, design.block_bytes, log as f64);
+        let (io, requests) = match self.rho {
             Some(rho) if rho > 0.0 => {
                 let p = cost.per_op;
-                crate::robust::kl_worst_value(
+                let worst = crate::robust::kl_worst_value(
                     &mix.to_array(),
                     &[
                         p.lookup,
@@ -159,23 +273,12 @@ impl Shard<'_> {
                         cost.scan,
                     ],
                     rho,
-                )
+                );
+                (worst, requests.scaled_to(worst))
             }
-            _ => cost.per_operation,
+            _ => (cost.per_operation, requests),
         };
-        Some((io, cost.class))
-    }
-
-    /// Seconds to run the shard's operations at `io` I/Os each on a design of class `class` (Eq. 3 and the CPU
-    /// floor).
-    pub(super) fn latency(&self, io: f64, class: DesignClass) -> f64 {
-        let phi = self
-            .system_phi
-            .unwrap_or_else(|| self.phi.class(class))
-            .workload_phi(&self.workload.mix);
-        let g = speedup(phi, self.vcpus as f64);
-        let ops = self.workload.operations as f64;
-        ops * io / self.iops / g + ops / (CPU_OPS_PER_CORE * g)
+        Some((io, requests, cost.class))
     }
 
     pub(super) fn grid_key(&self) -> GridKey {
@@ -184,6 +287,7 @@ impl Shard<'_> {
             operations: self.workload.operations,
             operations_before: self.workload.operations_before,
             memory_bytes: self.memory_bytes,
+            buffer_ceiling: self.buffer_ceiling(),
             block_bytes: self.block_bytes,
             quirks: self.quirks,
             lsh_engine: self.lsh_engine,
@@ -191,4 +295,16 @@ impl Shard<'_> {
             rho: self.rho.map(f64::to_bits),
         }
     }
+}
+
+/// A priced design's time on a shard.
+pub(super) struct Timed {
+    /// Workload φ.
+    pub(super) phi: f64,
+    /// CPU seconds an operation costs on one core.
+    pub(super) cpu_s: f64,
+    /// Seconds for the shard's operations.
+    pub(super) latency_s: f64,
+    /// The machine's limits (the physical model).
+    pub(super) delivered: Option<Delivered>,
 }

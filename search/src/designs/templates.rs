@@ -17,7 +17,8 @@ pub const CACHE_SHARES: [f64; 7] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
 /// What a shard's design search settled on: the winning shape of the ε grid or the LSH layout, and the share
 /// of the VM's memory given to the entry cache (0: none). A shard of a nearby size on the same VM type tries
 /// these again ([`Shard::best_from`]) instead of the whole search: its buffer searched over the ε grid and
-/// refined, the rest laid out as the shape lays it out.
+/// refined, the rest laid out as the shape lays it out. The buffer's share is of the buffer ceiling beside the
+/// cache.
 #[derive(Clone, Copy, Debug)]
 pub struct Template {
     pub(super) winner: Winner,
@@ -51,18 +52,13 @@ impl Template {
         }
     }
 
-    /// The template of `scored`, found with `winner` and `cache_share` on a VM of `memory_bytes`.
-    pub(super) fn of(
-        winner: Winner,
-        cache_share: f64,
-        memory_bytes: u64,
-        scored: &Scored,
-    ) -> Template {
-        let rest = memory_bytes as f64 - scored.design.cache_bytes as f64;
+    /// The template of `scored`, found with `winner` and `cache_share` on a shard whose memory beside the
+    /// cache gives buffers up to `ceiling` ([`Shard::buffer_ceiling`]).
+    pub(super) fn of(winner: Winner, cache_share: f64, ceiling: u64, scored: &Scored) -> Template {
         Template {
             winner,
             cache_share,
-            buffer_share: scored.design.buffer_bytes as f64 / rest.max(1.0),
+            buffer_share: scored.design.buffer_bytes as f64 / (ceiling as f64).max(1.0),
         }
     }
 }
@@ -82,8 +78,8 @@ impl Shard<'_> {
     /// workloads with lookups (what a read-modify-write reads, its own write drops from the cache).
     pub(super) fn with_cache(&self, winner: Winner, best: Scored) -> Scored {
         let mix = &self.workload.mix;
-        let m = self.memory_bytes;
-        let template = Template::of(winner, 0.0, m, &best);
+        let ceiling = |share: f64| self.beside_cache(share).0.buffer_ceiling();
+        let template = Template::of(winner, 0.0, ceiling(0.0), &best);
         let mut best = Scored {
             template: Some(template),
             ..best
@@ -95,7 +91,7 @@ impl Shard<'_> {
             if let Some(s) = self.cached(winner, share) {
                 if s.latency_s < best.latency_s {
                     best = Scored {
-                        template: Some(Template::of(winner, share, m, &s)),
+                        template: Some(Template::of(winner, share, ceiling(share), &s)),
                         ..s
                     };
                 }
@@ -131,7 +127,7 @@ impl Shard<'_> {
     /// (T₀ follows the data) at its cache share and the neighbouring ones. None when nothing fits.
     pub fn best_from(&self, templates: &[Template]) -> Option<Scored> {
         let own = self.shapes();
-        let m = self.memory_bytes;
+        let ceiling = |share: f64| self.beside_cache(share).0.buffer_ceiling();
         let mut starts: Vec<f64> = Vec::new();
         for t in templates {
             if matches!(t.winner, Winner::Grid(_)) && !starts.contains(&t.buffer_share) {
@@ -154,7 +150,7 @@ impl Shard<'_> {
             let s = s?;
             if best.as_ref().is_none_or(|b| s.latency_s < b.latency_s) {
                 *best = Some(Scored {
-                    template: Some(Template::of(winner, share, m, &s)),
+                    template: Some(Template::of(winner, share, ceiling(share), &s)),
                     ..s
                 });
             }

@@ -7,13 +7,22 @@ fn shard<'a>(w: Workload, phi: &'a PhiLibrary, memory: u64) -> Shard<'a> {
         keys: Arc::new(KeySpace::from_workload(&w)),
         workload: w,
         memory_bytes: memory,
-        vcpus: 4,
-        iops: 10_000.0,
+        machine: Machine {
+            vcpus: 4,
+            iops: 10_000.0,
+            mibps: 500.0,
+            read_latency_s: 1e-3,
+            in_flight: 4.0,
+        },
         block_bytes: 16 << 10,
         phi,
+        cpu: learned_cpu(),
+        throughput: ThroughputModel::Physical,
+        max_recovery_s: DEFAULT_MAX_RECOVERY_S,
         rho: None,
         epsilon: 0.1,
         system_phi: None,
+        system_cpu: None,
         quirks: ReferenceQuirks::NONE,
         lsh_engine: LshEngine::Cosine,
         scored: None,
@@ -45,16 +54,16 @@ fn a_shared_grid_gives_what_a_fresh_search_gives() {
     w.entries = 20_000_000;
     let memo = EvalMemo::default();
     let mut first = shard(w.clone(), &phi, 4 << 30);
-    first.vcpus = 2;
-    first.iops = 3_000.0;
+    first.machine.vcpus = 2;
+    first.machine.iops = 3_000.0;
     first.memo = Some(&memo);
     let _ = first.best();
     let priced = memo.priced();
     assert!(priced > 0);
     for (vcpus, iops) in [(2, 3_000.0), (16, 3_000.0), (4, 60_000.0)] {
         let mut fresh = shard(w.clone(), &phi, 4 << 30);
-        fresh.vcpus = vcpus;
-        fresh.iops = iops;
+        fresh.machine.vcpus = vcpus;
+        fresh.machine.iops = iops;
         let mut shared = fresh.clone();
         shared.memo = Some(&memo);
         assert_eq!(shared.best(), fresh.best(), "{vcpus} cores, {iops} IOPS");
@@ -80,7 +89,9 @@ fn the_lsh_designs_size_ratio_and_last_level_are_searched() {
     w.entries = 400_000_000;
     w.operations /= 25;
     w.mix = crate::continuum::noisy_mix(&w.mix, 0.1);
-    let s = shard(w, &phi, 52 << 30);
+    let mut s = shard(w, &phi, 52 << 30);
+    // (the log's whole memory its buffer: no recovery bound cuts it here)
+    s.max_recovery_s = f64::INFINITY;
     let first = s.score(s.lsh_design().unwrap()).unwrap();
     let ((divisor, tiered), best) = s.best_lsh().unwrap();
     assert!(
@@ -102,7 +113,9 @@ fn the_lsh_design_runs_and_is_priced_as_an_lsh_whatever_its_size_ratio() {
     let phi = PhiLibrary::default();
     let mut w = named_workload("ycsb-a").unwrap();
     w.entries = 1_100_000_000;
-    let s = shard(w, &phi, 32 << 30);
+    let mut s = shard(w, &phi, 32 << 30);
+    // (the log's whole memory its buffer: no recovery bound cuts it here)
+    s.max_recovery_s = f64::INFINITY;
     let d = s.lsh_design().unwrap();
     assert!(d.size_ratio <= 16 * 1024 / cosine_design::ASSUMED_ENTRY_BYTES);
     assert!(d.runs_as_lsh());
@@ -236,4 +249,34 @@ fn write_heavy_prefers_write_optimised_and_ranges_prefer_few_runs() {
         "range-heavy got {:?}",
         r.design
     );
+}
+
+#[test]
+fn no_design_the_search_returns_takes_longer_to_recover_than_the_bound() {
+    // 64 GiB at 125 MiB/s (a gp3 volume's baseline): the whole memory as a buffer would take minutes to replay
+    let phi = PhiLibrary::default();
+    let mut w = named_workload("ycsb-a").unwrap();
+    w.entries = 400_000_000;
+    let mut s = shard(w, &phi, 64 << 30);
+    s.machine.mibps = 125.0;
+    let best = s.best().unwrap();
+    assert!(
+        best.recovery_s <= s.max_recovery_s * (1.0 + 1e-9),
+        "{}",
+        best.recovery_s
+    );
+    assert!(best.design.buffer_bytes <= s.buffer_ceiling());
+    assert!(s.buffer_ceiling() < 16 << 30, "{}", s.buffer_ceiling());
+    let lsh = s.lsh_design().unwrap();
+    assert!(s.recovery_s(&lsh) <= s.max_recovery_s);
+    // a design that would not recover in time is not scored
+    let mut whole = best.design.clone();
+    whole.buffer_bytes = 60 << 30;
+    whole.cache_bytes = 0;
+    assert!(s.recovery_s(&whole) > s.max_recovery_s);
+    assert!(s.score(whole).is_none());
+    // and a shorter bound gives a smaller ceiling
+    let mut strict = s.clone();
+    strict.max_recovery_s = 5.0;
+    assert!(strict.buffer_ceiling() < s.buffer_ceiling());
 }

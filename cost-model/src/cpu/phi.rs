@@ -1,37 +1,11 @@
-//! The CPU model: Amdahl's speedup g(φ, η) (Cosine Eq. 2), a φ library per design class and operation type
-//! (Algorithm 1's output; shipped defaults from the authors' code), workload φ, and latency/throughput (Eq. 3).
+//! φ, the parallel fraction of Amdahl's law (Cosine Eq. 2), per operation type of each design class and fixed
+//! system, as learned by Algorithm 1 on a machine: the library the search reads, with what the calibration
+//! said about each value (noisy rounds, bounded measurements) and the cores it was measured on.
 
 use cosine_design::{DesignClass, OperationMix};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
-
-/// Eq. 2: speedup on η cores when a fraction φ of the work is parallel, g = 1 / (1 − φ(1 − 1/η)).
-pub fn speedup(phi: f64, cores: f64) -> f64 {
-    1.0 / (1.0 - phi * (1.0 - 1.0 / cores.max(1.0)))
-}
-
-/// Algorithm 1's inversion of Eq. 2: φ from an observed speedup ĝ = T(1)/T(c) on c > 1 cores.
-pub fn phi_from_speedup(observed: f64, cores: f64) -> Option<f64> {
-    if cores <= 1.0 || observed <= 0.0 {
-        return None;
-    }
-    Some((1.0 - 1.0 / observed) / (1.0 - 1.0 / cores))
-}
-
-/// Eq. 3: latency in seconds of `io_total` I/Os at `iops` on η cores with parallel fraction φ.
-pub fn latency_seconds(io_total: f64, iops: f64, phi: f64, cores: f64) -> f64 {
-    io_total / iops / speedup(phi, cores)
-}
-
-/// Eq. 3: operations per second.
-pub fn throughput(operations: f64, latency_seconds: f64) -> f64 {
-    if latency_seconds <= 0.0 {
-        f64::INFINITY
-    } else {
-        operations / latency_seconds
-    }
-}
 
 /// φ for each operation type of one design class or system.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,6 +101,14 @@ pub struct PhiLibrary {
     /// outside [0, 1] that was bounded, or rounds that disagreed. Empty when every value was measured cleanly.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, String>,
+    /// Cores the values were measured on (Algorithm 1 timed 1..=cores threads): Eq. 2 carries a value to a VM
+    /// of more cores by extrapolation. None where the library does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
+    /// The lowest and highest value of each `entry.op` that the calibration's single rounds gave (each bounded
+    /// to [0, 1]), where they differed from the kept value: the spread of the evidence.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ranges: BTreeMap<String, (f64, f64)>,
 }
 
 impl Default for PhiLibrary {
@@ -151,6 +133,8 @@ impl PhiLibrary {
             machine: "Cosine authors' reference values (cloud-demo-2021)".into(),
             entries,
             notes: BTreeMap::new(),
+            cores: None,
+            ranges: BTreeMap::new(),
         }
     }
 
@@ -158,7 +142,7 @@ impl PhiLibrary {
     /// with the machine's description): our design classes by `cosine calibrate`, RocksDB and WiredTiger by
     /// `cosine-peers --calibrate-phi`, FASTER the authors' value (it cannot be built here). The default.
     pub fn learned() -> Self {
-        PhiLibrary::from_json(include_str!("../data/phi-learned.json"))
+        PhiLibrary::from_json(include_str!("../../data/phi-learned.json"))
             .expect("the shipped φ library is valid (tested)")
     }
 
@@ -218,116 +202,58 @@ impl PhiLibrary {
         self.entries.get(name).copied()
     }
 
+    /// The lowest and highest φ of `entry`'s operation `op` the evidence allows: its measured rounds' spread
+    /// where the library records one (always holding the kept value), else the value itself.
+    pub fn range_of(&self, entry: &str, op: &str) -> Option<(f64, f64)> {
+        let e = self.entries.get(entry)?;
+        let v = match op {
+            "lookup" => e.lookup,
+            "insert" => e.insert,
+            "blind_update" => e.blind_update,
+            "rmw" => e.rmw,
+            "range" => e.range,
+            _ => return None,
+        };
+        let (lo, hi) = self
+            .ranges
+            .get(&format!("{entry}.{op}"))
+            .copied()
+            .unwrap_or((v, v));
+        Some((lo.min(v).clamp(0.0, 1.0), hi.max(v).clamp(0.0, 1.0)))
+    }
+
+    /// The lowest and highest workload φ of `entry` under `mix` ([`PhiEntry::workload_phi`] over each
+    /// operation's [`PhiLibrary::range_of`]).
+    pub fn workload_phi_range(&self, entry: &str, mix: &OperationMix) -> Option<(f64, f64)> {
+        let r = |op| self.range_of(entry, op);
+        let (l, i, u, w, s) = (
+            r("lookup")?,
+            r("insert")?,
+            r("blind_update")?,
+            r("rmw")?,
+            r("range")?,
+        );
+        let at = |f: fn((f64, f64)) -> f64| {
+            PhiEntry::from_ops([f(l), f(i), f(u), f(w), f(s)]).workload_phi(mix)
+        };
+        Some((at(|x| x.0), at(|x| x.1)))
+    }
+
+    /// Whether any of `entry`'s values was bounded into [0, 1] or came from rounds that disagreed by more than
+    /// 0.2: the evidence is weak, and a margin that rests on it should be read at its conservative end.
+    pub fn is_uncertain(&self, entry: &str) -> bool {
+        self.notes_of(entry)
+            .any(|(_, note)| note.contains("kept as"))
+            || self.ranges.iter().any(|(k, (lo, hi))| {
+                k.split_once('.').is_some_and(|(e, _)| e == entry) && hi - lo > 0.2
+            })
+    }
+
     /// The calibration's notes on `name`'s values, as (operation, note).
     pub fn notes_of<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         self.notes.iter().filter_map(move |(k, v)| {
             let (entry, op) = k.split_once('.')?;
             (entry == name).then_some((op, v.as_str()))
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_learned_library_parses_and_names_its_machine() {
-        let l = PhiLibrary::learned();
-        assert_eq!(
-            PhiLibrary::default(),
-            l,
-            "the learned library is the default"
-        );
-        assert!(l.machine.contains("cores"), "{}", l.machine);
-        for class in DesignClass::ALL {
-            assert!(l.entries.contains_key(class.as_str()));
-        }
-        // RocksDB, WiredTiger and FASTER were calibrated through the peer harness; FASTER's range entry keeps
-        // the authors' value (it has no ordered scan to time), and a note says so
-        for system in ["rocksdb", "wiredtiger", "faster"] {
-            let (learned, paper) = (
-                l.get(system).unwrap(),
-                PhiLibrary::paper().get(system).unwrap(),
-            );
-            assert_ne!(learned.lookup, paper.lookup, "{system}");
-            assert_ne!(learned.insert, paper.insert, "{system}");
-        }
-        let faster = l.get("faster").unwrap();
-        assert_eq!(
-            faster.range,
-            PhiLibrary::paper().get("faster").unwrap().range
-        );
-        assert!(l
-            .notes_of("faster")
-            .any(|(op, note)| op == "range" && note.contains("not measured")));
-        assert_eq!(
-            PhiLibrary::named_or_file("paper").unwrap(),
-            PhiLibrary::paper()
-        );
-        assert!(PhiLibrary::named_or_file("/nonexistent/phi.json").is_err());
-    }
-
-    #[test]
-    fn notes_round_trip_and_are_left_out_when_empty() {
-        let mut l = PhiLibrary::paper();
-        let clean = serde_json::to_string(&l).unwrap();
-        assert!(!clean.contains("notes"), "{clean}");
-        l.notes
-            .insert("rocksdb.insert".into(), "measured -0.2, kept as 0".into());
-        let back = PhiLibrary::from_json(&serde_json::to_string(&l).unwrap()).unwrap();
-        assert_eq!(back, l);
-        assert_eq!(
-            back.notes_of("rocksdb").collect::<Vec<_>>(),
-            vec![("insert", "measured -0.2, kept as 0")]
-        );
-        assert_eq!(back.notes_of("rocks").count(), 0);
-    }
-
-    #[test]
-    fn paper_phi_for_half_lookups_half_inserts() {
-        // MODEL.md §10.1: 0.5·0.9647 + 0.5·0.797 = 0.88085, g(2) = 1.7871, g(16) = 5.740, g(96) = 7.793
-        let mix = OperationMix {
-            lookup: 0.5,
-            insert: 0.5,
-            ..Default::default()
-        };
-        let phi = PhiLibrary::paper()
-            .class(DesignClass::Lsm)
-            .workload_phi(&mix);
-        assert!((phi - 0.88085).abs() < 1e-12);
-        assert!((speedup(phi, 2.0) - 1.7871).abs() < 5e-5);
-        assert!((speedup(phi, 16.0) - 5.740).abs() < 5e-4);
-        assert!((speedup(phi, 96.0) - 7.793).abs() < 5e-4);
-    }
-
-    #[test]
-    fn inversion_round_trips() {
-        for phi in [0.1, 0.5, 0.9647] {
-            for c in [2.0, 4.0, 16.0] {
-                assert!((phi_from_speedup(speedup(phi, c), c).unwrap() - phi).abs() < 1e-12);
-            }
-        }
-        assert_eq!(phi_from_speedup(1.5, 1.0), None);
-    }
-
-    #[test]
-    fn library_json_round_trip_and_validation() {
-        let lib = PhiLibrary::paper();
-        let text = serde_json::to_string(&lib).unwrap();
-        assert_eq!(PhiLibrary::from_json(&text).unwrap(), lib);
-        let bad = text.replace("0.9647", "1.9647");
-        assert!(matches!(
-            PhiLibrary::from_json(&bad),
-            Err(PhiError::Range { .. })
-        ));
-    }
-
-    #[test]
-    fn latency_and_throughput() {
-        let lat = latency_seconds(1e6, 1e4, 0.0, 8.0);
-        assert!((lat - 100.0).abs() < 1e-9);
-        assert!((throughput(1e6, lat) - 1e4).abs() < 1e-6);
-        assert!(latency_seconds(1e6, 1e4, 0.9, 8.0) < lat);
     }
 }

@@ -1,0 +1,459 @@
+//! `cosine verify`: the price tag checked on a machine of one's own. The search prices a workload on the
+//! machine `cosine profile` measured (its catalog of one VM, `local`, with the memory cgroup's size as the VM's
+//! memory); its pick, its next designs and RocksDB's fixed design are each run through `cosine-peers` in a
+//! memory cgroup of that size with the data at least four times the cap (every result verified), and priced
+//! is printed against measured: throughput, I/Os an operation, the ranking, and Cosine ÷ RocksDB.
+
+use crate::describe;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Parser;
+use cosine_cost_model::cpu::{CpuLibrary, PhiLibrary};
+use cosine_cost_model::machine::ThroughputModel;
+use cosine_search::continuum::{one_vm_designs, Part, SearchOptions};
+use cosine_search::designs::{Baseline, Scored};
+use cosine_ycsb::CoreWorkload;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `cosine verify`.
+#[derive(Parser, Debug)]
+pub struct VerifyArgs {
+    /// A YCSB core workload: ycsb-a .. ycsb-f.
+    #[arg(long)]
+    workload: String,
+    /// Records loaded (1 KB each).
+    #[arg(long, default_value_t = 2_000_000)]
+    records: u64,
+    /// Operations timed (after as many again as a warm-up).
+    #[arg(long, default_value_t = 200_000)]
+    ops: u64,
+    /// The memory cgroup every design runs in, in bytes: the VM's memory the search prices.
+    #[arg(long, default_value_t = 256 << 20)]
+    memory_cap: u64,
+    /// The machine's catalog from `cosine profile`.
+    #[arg(long, default_value = "cosine-profile/machine.json")]
+    catalog: String,
+    /// CPU library (default: cpu.json beside the catalog, else the shipped one).
+    #[arg(long)]
+    cpu: Option<String>,
+    /// Designs run: the search's pick and the next ones by the model's time, each shape once.
+    #[arg(long, default_value_t = 5)]
+    designs: usize,
+    /// Client threads (the requests in flight the search prices; default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Runs of each design (the median is compared).
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
+    /// Leave RocksDB out (its cells need cosine-peers built with `--features peers`).
+    #[arg(long)]
+    no_rocksdb: bool,
+    /// The cosine-peers program (default: beside this one, or $COSINE_PEERS).
+    #[arg(long)]
+    peers: Option<PathBuf>,
+    /// Where the databases live while they run.
+    #[arg(long, default_value = "/tmp/cosine-verify")]
+    dir: PathBuf,
+    /// Only print what the search prices; run nothing.
+    #[arg(long)]
+    plan_only: bool,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One design: what the search priced, and what its runs measured.
+struct Checked {
+    label: String,
+    priced: Scored,
+    /// Medians of the runs: operations a second, and the engine's blocks an operation (reads and background).
+    measured: Option<(f64, Option<f64>)>,
+    rows: Vec<Value>,
+}
+
+/// Runs `cosine verify`.
+pub fn run(a: VerifyArgs) -> Result<()> {
+    let w = workload(&a)?;
+    let model = model_workload(&w, a.ops);
+    let threads = a.threads;
+    let (catalog, cpu) = machine(&a)?;
+    let vcpus = catalog.providers[0].vms[0].vcpus;
+    let threads = threads.unwrap_or(vcpus as usize).max(1);
+    let mut opts = SearchOptions::new(1e12);
+    opts.providers = vec!["local".into()];
+    opts.max_vms = 1;
+    opts.noise = 0.0;
+    opts.throughput = ThroughputModel::Physical;
+    opts.in_flight = Some(threads as f64);
+    opts.cpu = cpu;
+    let phi = PhiLibrary::default();
+    let provider = &catalog.providers[0];
+    let plan = one_vm_designs(&catalog, provider, 0, &model, &phi, &opts, a.designs.max(1))
+        .ok_or_else(|| {
+            anyhow!(
+                "the search found no design for {} on this machine",
+                a.workload
+            )
+        })?;
+    if plan.designs.is_empty() {
+        bail!(
+            "the search found no design that fits {} on this machine",
+            describe::bytes(a.memory_cap as f64)
+        );
+    }
+    let part = plan.designs[0].clone();
+    let mut checked: Vec<Checked> = plan
+        .designs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Checked {
+            label: format!(
+                "#{}{} {}",
+                i + 1,
+                if i == 0 { " (pick)" } else { "" },
+                shape(&p.design)
+            ),
+            priced: p.design.clone(),
+            measured: None,
+            rows: Vec::new(),
+        })
+        .collect();
+    let rocks = plan
+        .baselines
+        .iter()
+        .find(|(b, _)| *b == Baseline::RocksDb)
+        .and_then(|(_, s)| s.clone());
+    let mut rocksdb = rocks.filter(|_| !a.no_rocksdb).map(|priced| Checked {
+        label: "RocksDB (fixed design; run at its tuning guide's settings)".into(),
+        priced,
+        measured: None,
+        rows: Vec::new(),
+    });
+    if !a.plan_only {
+        let peers = peers_program(&a)?;
+        std::fs::create_dir_all(&a.dir).with_context(|| format!("creating {}", a.dir.display()))?;
+        let design_memory = part.design.design.memory_bytes();
+        for (i, c) in checked.iter_mut().enumerate() {
+            let file = a.dir.join(format!("design-{}.json", i + 1));
+            std::fs::write(&file, c.priced.design.to_json() + "\n")?;
+            c.rows = run_cells(&a, &peers, "cosine", Some(&file), design_memory, threads)?;
+            c.measured = medians(&c.rows, true);
+        }
+        if let Some(r) = rocksdb.as_mut() {
+            r.rows = run_cells(&a, &peers, "rocksdb", None, design_memory, threads)?;
+            r.measured = medians(&r.rows, false);
+        }
+    }
+    let report = report(&a, &model, &part, &checked, rocksdb.as_ref(), threads);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_report(
+            &a,
+            &model,
+            &part,
+            &checked,
+            rocksdb.as_ref(),
+            &report,
+            threads,
+        );
+    }
+    Ok(())
+}
+
+/// The YCSB workload at the scale asked for.
+fn workload(a: &VerifyArgs) -> Result<CoreWorkload> {
+    let name = a.workload.trim_start_matches("ycsb-");
+    let mut w = CoreWorkload::named(name)
+        .filter(|_| a.workload.starts_with("ycsb-"))
+        .ok_or_else(|| {
+            anyhow!(
+                "--workload must be a YCSB core workload, ycsb-a .. ycsb-f, got {}",
+                a.workload
+            )
+        })?;
+    if a.records == 0 || a.ops == 0 {
+        bail!("--records and --ops must be at least 1");
+    }
+    if a.memory_cap < 16 << 20 {
+        bail!("--memory-cap must be at least 16 MiB, got {}", a.memory_cap);
+    }
+    if a.rounds == 0 || a.designs == 0 {
+        bail!("--rounds and --designs must be at least 1");
+    }
+    w.record_count = a.records;
+    w.operation_count = a.ops;
+    Ok(w)
+}
+
+/// The model's workload of a cell's timed run: the load's records, `ops` operations after as many of a
+/// warm-up.
+fn model_workload(w: &CoreWorkload, ops: u64) -> cosine_design::Workload {
+    let mut m = w.to_model();
+    m.operations = ops;
+    m.operations_before = ops;
+    m
+}
+
+/// The machine's catalog with the cap as its VM's memory, and the CPU library.
+fn machine(a: &VerifyArgs) -> Result<(cosine_cloud_pricing::Catalog, CpuLibrary)> {
+    let mut catalog = cosine_cloud_pricing::load(&a.catalog).with_context(|| {
+        format!(
+            "{} (make it with `cosine profile --memory {}`)",
+            a.catalog, a.memory_cap
+        )
+    })?;
+    if catalog.name != "local" || catalog.providers.len() != 1 {
+        bail!(
+            "--catalog {} is not a machine's catalog from `cosine profile`",
+            a.catalog
+        );
+    }
+    catalog.providers[0].vms[0].memory_bytes = a.memory_cap;
+    let beside = Path::new(&a.catalog).with_file_name("cpu.json");
+    let cpu = match &a.cpu {
+        Some(c) => CpuLibrary::named_or_file(c)?,
+        None if beside.exists() => CpuLibrary::named_or_file(&beside.to_string_lossy())?,
+        None => CpuLibrary::learned(),
+    };
+    Ok((catalog, cpu))
+}
+
+/// `cosine-peers`: `--peers`, `$COSINE_PEERS`, or beside this program.
+fn peers_program(a: &VerifyArgs) -> Result<PathBuf> {
+    let candidate = match (&a.peers, std::env::var_os("COSINE_PEERS")) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => PathBuf::from(p),
+        (None, None) => std::env::current_exe()?.with_file_name("cosine-peers"),
+    };
+    if !candidate.exists() {
+        bail!(
+            "cosine verify runs each design through cosine-peers, not found at {}: build it with `cargo build --release -p cosine-peers --features peers` (ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu) or give --peers",
+            candidate.display()
+        );
+    }
+    Ok(candidate)
+}
+
+/// The rows of `engine`'s cells (one a round) on the workload, in the memory cgroup.
+fn run_cells(
+    a: &VerifyArgs,
+    peers: &Path,
+    engine: &str,
+    design: Option<&Path>,
+    memory: u64,
+    threads: usize,
+) -> Result<Vec<Value>> {
+    let mut cmd = std::process::Command::new(peers);
+    cmd.args([
+        "--engines",
+        engine,
+        "--workloads",
+        a.workload.trim_start_matches("ycsb-"),
+    ])
+    .args([
+        "--records",
+        &a.records.to_string(),
+        "--ops",
+        &a.ops.to_string(),
+    ])
+    .args([
+        "--memory",
+        &memory.to_string(),
+        "--memory-cap",
+        &a.memory_cap.to_string(),
+    ])
+    .args([
+        "--threads",
+        &threads.to_string(),
+        "--rounds",
+        &a.rounds.to_string(),
+    ])
+    .arg("--dir")
+    .arg(a.dir.join("db"))
+    .args(["--cap-or-warn", "--json"]);
+    if let Some(d) = design {
+        cmd.arg("--design").arg(d);
+    }
+    eprintln!(
+        "running {engine}{} ...",
+        design.map_or(String::new(), |d| format!(" {}", d.display()))
+    );
+    let out = cmd
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {}", peers.display()))?;
+    if !out.status.success() {
+        bail!(
+            "{} failed on {engine} (exit {:?})",
+            peers.display(),
+            out.status.code()
+        );
+    }
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).context("cosine-peers' rows")?;
+    Ok(rows)
+}
+
+/// Median run throughput and (where the engine counts them) blocks an operation over the rows that ran.
+fn medians(rows: &[Value], counted: bool) -> Option<(f64, Option<f64>)> {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
+    };
+    let ok: Vec<&Value> = rows.iter().filter(|r| r["run"].is_number()).collect();
+    let thr = median(ok.iter().filter_map(|r| r["run"].as_f64()).collect())?;
+    let io = counted
+        .then(|| {
+            median(
+                ok.iter()
+                    .filter_map(|r| {
+                        Some(r["read_ios_per_op"].as_f64()? + r["background_ios_per_op"].as_f64()?)
+                    })
+                    .collect(),
+            )
+        })
+        .flatten();
+    Some((thr, io))
+}
+
+/// "lsm T=6 K=1 Z=1" with its memory split.
+fn shape(s: &Scored) -> String {
+    let d = &s.design;
+    format!(
+        "{} T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={}",
+        s.class,
+        d.size_ratio,
+        d.hot_runs,
+        d.cold_runs,
+        describe::bytes(d.buffer_bytes as f64),
+        describe::bytes(d.filter_bytes as f64),
+        describe::bytes(d.fence_bytes as f64),
+        describe::bytes(d.cache_bytes as f64)
+    )
+}
+
+/// Operations a second the search priced for one VM running `s`.
+fn priced_ops(s: &Scored, model: &cosine_design::Workload) -> f64 {
+    model.operations as f64 / s.latency_s
+}
+
+/// The check as one JSON document.
+fn report(
+    a: &VerifyArgs,
+    model: &cosine_design::Workload,
+    part: &Part,
+    checked: &[Checked],
+    rocksdb: Option<&Checked>,
+    threads: usize,
+) -> Value {
+    let row = |c: &Checked| {
+        let priced = priced_ops(&c.priced, model);
+        json!({
+            "label": c.label, "design": c.priced.design, "class": c.priced.class,
+            "priced_ops_per_s": priced, "priced_ios_per_op": c.priced.io_per_op,
+            "bound": c.priced.delivered.map(|d| d.bound.as_str()),
+            "measured_ops_per_s": c.measured.map(|m| m.0),
+            "measured_ios_per_op": c.measured.and_then(|m| m.1),
+            "throughput_measured_over_priced": c.measured.map(|m| m.0 / priced),
+            "ios_measured_over_priced": c.measured.and_then(|m| m.1).map(|io| io / c.priced.io_per_op),
+            "rows": c.rows,
+        })
+    };
+    let best_measured = checked
+        .iter()
+        .filter_map(|c| c.measured.map(|m| m.0))
+        .fold(0.0, f64::max);
+    let pick_over_best = checked
+        .first()
+        .and_then(|c| c.measured)
+        .filter(|_| best_measured > 0.0)
+        .map(|m| m.0 / best_measured);
+    let ratio = |c: &Checked, r: &Checked| {
+        let predicted = priced_ops(&c.priced, model) / priced_ops(&r.priced, model);
+        let measured = c.measured.zip(r.measured).map(|(x, y)| x.0 / y.0);
+        json!({"predicted": predicted, "measured": measured,
+            "measured_over_predicted": measured.map(|m| m / predicted)})
+    };
+    json!({
+        "workload": a.workload, "records": a.records, "operations": a.ops, "memory_cap": a.memory_cap,
+        "client_threads": threads, "rounds": a.rounds,
+        "machine": {"vcpus": part.vcpus, "iops": part.iops, "mibps": part.mibps,
+            "read_latency_us": part.read_latency_us, "reserved_gib": part.reserved_gib},
+        "designs": checked.iter().map(row).collect::<Vec<_>>(),
+        "rocksdb": rocksdb.map(row),
+        "pick_over_best_of_designs": pick_over_best,
+        "cosine_over_rocksdb": checked.first().zip(rocksdb).map(|(c, r)| ratio(c, r)),
+    })
+}
+
+fn print_report(
+    a: &VerifyArgs,
+    model: &cosine_design::Workload,
+    part: &Part,
+    checked: &[Checked],
+    rocksdb: Option<&Checked>,
+    report: &Value,
+    threads: usize,
+) {
+    println!(
+        "cosine verify: {}, {} records ({}) in a {} memory cgroup ({} to the design), {} client threads; this machine: {} cores, a disk of {} reads/s, {} MiB/s, {} a read",
+        a.workload,
+        describe::count(a.records as f64),
+        describe::bytes(model.entries as f64 * model.entry_bytes() as f64),
+        describe::bytes(a.memory_cap as f64),
+        describe::bytes(part.design.design.memory_bytes() as f64),
+        threads,
+        part.vcpus,
+        describe::count(part.iops),
+        describe::count(part.mibps),
+        describe::duration(part.read_latency_us * 1e-6),
+    );
+    println!(
+        "\n  {:<70} {:>11} {:>11} {:>7}   {:>9} {:>9} {:>7}   bound",
+        "design", "priced/s", "measured/s", "ratio", "priced IO", "meas. IO", "ratio"
+    );
+    for c in checked.iter().chain(rocksdb) {
+        let priced = priced_ops(&c.priced, model);
+        let (m, io) = match c.measured {
+            Some((m, io)) => (
+                describe::count(m),
+                io.map_or("-".into(), |x| format!("{x:.3}")),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let ratio = c
+            .measured
+            .map_or("-".into(), |x| format!("{:.2}", x.0 / priced));
+        let io_ratio = c
+            .measured
+            .and_then(|x| x.1)
+            .map_or("-".into(), |x| format!("{:.2}", x / c.priced.io_per_op));
+        println!(
+            "  {:<70} {:>11} {:>11} {:>7}   {:>9.3} {:>9} {:>7}   {}",
+            c.label,
+            describe::count(priced),
+            m,
+            ratio,
+            c.priced.io_per_op,
+            io,
+            io_ratio,
+            c.priced.delivered.map_or("-", |d| d.bound.as_str())
+        );
+    }
+    if let Some(x) = report["pick_over_best_of_designs"].as_f64() {
+        println!(
+            "\n  the pick ran at {x:.2}x the fastest of the {} designs measured (goal: at least 0.9)",
+            checked.len()
+        );
+    }
+    if let Some(r) = report["cosine_over_rocksdb"].as_object() {
+        println!(
+            "  Cosine / RocksDB: predicted {:.2}, measured {} (goal: within 25%)",
+            r["predicted"].as_f64().unwrap_or(f64::NAN),
+            r["measured"]
+                .as_f64()
+                .map_or("-".into(), |m| format!("{m:.2}"))
+        );
+    }
+    println!("  goals: measured throughput within ±25% of priced, I/Os an operation within ±15%");
+}
