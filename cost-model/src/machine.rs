@@ -61,6 +61,10 @@ pub struct Machine {
     pub read_latency_s: f64,
     /// Requests the engine keeps in flight at once: its threads that each wait on one read.
     pub in_flight: f64,
+    /// Bytes of page cache the system keeps for the engine's files besides what the design leaves unused (a
+    /// memory cgroup's allowance for them; 0 for a cloud VM, whose reserve the model does not count on).
+    #[serde(default)]
+    pub page_cache_bytes: f64,
 }
 
 impl Machine {
@@ -123,7 +127,7 @@ pub struct Delivered {
 /// What `machine` delivers for operations that each make the requests `io` and cost `cpu_s` CPU seconds on one
 /// core, with a workload φ of `phi`: the least of the volume's IOPS over the requests an operation makes, its
 /// bandwidth over the bytes, the cores' g(φ, η) over the CPU, and the requests in flight over the time each
-/// takes (its CPU and its random reads, one after another).
+/// takes (its CPU and its random reads that reach the device, one after another).
 pub fn delivered(io: &OpIo, cpu_s: f64, phi: f64, machine: &Machine) -> Delivered {
     let per = |capacity: f64, demand: f64| {
         if demand > 0.0 {
@@ -135,7 +139,7 @@ pub fn delivered(io: &OpIo, cpu_s: f64, phi: f64, machine: &Machine) -> Delivere
     let iops_limit = per(machine.iops, io.requests());
     let bandwidth_limit = per(machine.mibps * MIB, io.bytes());
     let cpu_limit = per(speedup(phi, machine.vcpus as f64), cpu_s);
-    let op_latency_s = cpu_s + io.random_reads * machine.read_latency_s;
+    let op_latency_s = cpu_s + io.device_reads() * machine.read_latency_s;
     let in_flight_limit = per(machine.in_flight, op_latency_s);
     let (ops_per_s, bound) = [
         (iops_limit, Bound::Iops),
@@ -172,10 +176,12 @@ pub fn delivered(io: &OpIo, cpu_s: f64, phi: f64, machine: &Machine) -> Delivere
 }
 
 /// The engine's memory beyond its design's M on this project's machine, (bytes, share of M): what
-/// `cosine profile` measured as resident memory less design memory at two design sizes.
+/// `cosine profile --memory 268435456` measured (docs/profile/machine.json, `engine_overhead`): resident memory
+/// beyond the structures. heap bytes at designs of 32 and 128 MiB (7.4 and 26.2 MiB: mostly the frozen
+/// buffers' memory the allocator keeps after a flush), a line through them.
 pub const ENGINE_OVERHEAD: (f64, f64) = (ENGINE_OVERHEAD_BYTES, ENGINE_OVERHEAD_SHARE);
-const ENGINE_OVERHEAD_BYTES: f64 = 2.7e6;
-const ENGINE_OVERHEAD_SHARE: f64 = 0.18;
+const ENGINE_OVERHEAD_BYTES: f64 = 1.23e6;
+const ENGINE_OVERHEAD_SHARE: f64 = 0.196;
 
 /// The memory a VM keeps outside the design's M: the operating system's (a fixed part and a share of the VM's
 /// memory) and the engine's own beyond its design (the process, its threads and connections: a fixed part
@@ -255,6 +261,7 @@ mod tests {
             mibps: 1_000.0,
             read_latency_s: 1e-3,
             in_flight: 64.0,
+            page_cache_bytes: 0.0,
         }
     }
 
@@ -264,6 +271,7 @@ mod tests {
             sequential_blocks: 0.0,
             block_bytes: 16_384.0,
             log_bytes: 0.0,
+            cached_share: 0.0,
         }
     }
 
@@ -307,6 +315,7 @@ mod tests {
             sequential_blocks: 64.0,
             block_bytes: 16_384.0,
             log_bytes: 0.0,
+            cached_share: 0.0,
         };
         let d = delivered(&seq, 1e-6, 1.0, &m);
         assert_eq!(d.bound, Bound::Bandwidth);

@@ -25,6 +25,10 @@ pub struct OpIo {
     pub block_bytes: f64,
     /// Bytes appended to the write-ahead log.
     pub log_bytes: f64,
+    /// Share of the random reads the operating system's page cache answers (memory the design leaves unused
+    /// and the system keeps for files): they cost neither a device request nor its latency.
+    #[serde(default)]
+    pub cached_share: f64,
 }
 
 impl OpIo {
@@ -48,7 +52,13 @@ impl OpIo {
                 + m.scan * (cost.scan - seeks),
             block_bytes: block_bytes as f64,
             log_bytes: (m.insert + m.blind_update + m.rmw) * log_record_bytes,
+            cached_share: 0.0,
         }
+    }
+
+    /// Random reads that reach the device: those the page cache does not answer.
+    pub fn device_reads(&self) -> f64 {
+        self.random_reads * (1.0 - self.cached_share.clamp(0.0, 1.0))
     }
 
     /// Blocks an operation reads and writes: what the I/O model counts.
@@ -56,17 +66,17 @@ impl OpIo {
         self.random_reads + self.sequential_blocks
     }
 
-    /// Requests the volume serves for one operation: each random read, and the sequential bytes (blocks and
-    /// log) in requests of [`SEQUENTIAL_REQUEST_BYTES`].
+    /// Requests the volume serves for one operation: each random read the page cache does not answer, and the
+    /// sequential bytes (blocks and log) in requests of [`SEQUENTIAL_REQUEST_BYTES`].
     pub fn requests(&self) -> f64 {
-        self.random_reads
+        self.device_reads()
             + (self.sequential_blocks * self.block_bytes + self.log_bytes)
                 / SEQUENTIAL_REQUEST_BYTES
     }
 
-    /// Bytes the volume moves for one operation.
+    /// Bytes the volume moves for one operation (the page cache's answers move none).
     pub fn bytes(&self) -> f64 {
-        self.blocks() * self.block_bytes + self.log_bytes
+        (self.device_reads() + self.sequential_blocks) * self.block_bytes + self.log_bytes
     }
 
     /// The same operation with its blocks scaled to `blocks` in all, random and sequential in the same
@@ -84,6 +94,59 @@ impl OpIo {
             ..self
         }
     }
+}
+
+/// The share of a design's random block reads the page cache answers when it holds `page_cache_bytes` of
+/// `block_bytes` blocks: an LRU cache over the blocks the reads touch, each block good for the one key that
+/// brought it in (keys are spread over blocks), so `page_cache_bytes / block_bytes` keys, by Che's
+/// approximation over the read distribution ([`crate::keys::cache_hit_chances`]); the design's own entry cache
+/// (`entry_cache_entries` keys) answers the hottest first, and the page cache a share of the rest. `entries`
+/// bounds a uniform read universe to the stored keys.
+pub fn page_cache_share(
+    parts: &[crate::keys::KeyPart],
+    entries: f64,
+    entry_cache_entries: f64,
+    page_cache_bytes: f64,
+    block_bytes: f64,
+) -> f64 {
+    let blocks = page_cache_bytes / block_bytes.max(1.0);
+    if !(blocks >= 1.0) {
+        return 0.0;
+    }
+    let clamped;
+    let parts = if let [one] = parts {
+        clamped = [crate::keys::KeyPart::new(
+            one.universe.min(entries.max(1.0)),
+            one.put,
+            one.get,
+            one.alpha,
+        )];
+        &clamped[..]
+    } else {
+        parts
+    };
+    let reads: f64 = parts.iter().map(|p| p.get).sum();
+    if !(reads > 0.0) {
+        return 0.0;
+    }
+    let hit = |n: f64| {
+        crate::keys::cache_hit_chances(parts, n, 1.0, 0.0)
+            .iter()
+            .zip(parts)
+            .map(|(h, p)| h * p.get)
+            .sum::<f64>()
+            / reads
+    };
+    let before = if entry_cache_entries >= 1.0 {
+        hit(entry_cache_entries)
+    } else {
+        0.0
+    };
+    let after = hit(entry_cache_entries.max(0.0) + blocks);
+    if before >= 1.0 {
+        return 0.0;
+    }
+    ((after - before) / (1.0 - before)).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]
@@ -127,13 +190,37 @@ mod tests {
     }
 
     #[test]
+    fn the_page_cache_answers_more_reads_the_more_it_holds_and_more_under_skew() {
+        use crate::keys::KeySpace;
+        let mut w = named_workload("ycsb-c").unwrap();
+        w.entries = 2_000_000;
+        let zipf = KeySpace::from_workload(&w).parts();
+        let mut u = w.clone();
+        u.reads = cosine_design::KeyDistribution::uniform();
+        let uniform = KeySpace::from_workload(&u).parts();
+        let at = |parts: &[crate::keys::KeyPart], mib: f64| {
+            page_cache_share(parts, 2e6, 0.0, mib * 1048576.0, 4096.0)
+        };
+        assert_eq!(at(&zipf, 0.0), 0.0);
+        assert!(at(&zipf, 16.0) < at(&zipf, 64.0) && at(&zipf, 64.0) < at(&zipf, 256.0));
+        assert!(at(&zipf, 64.0) > at(&uniform, 64.0));
+        // uniform reads: about the share of the stored keys the cache's blocks hold
+        let share = at(&uniform, 64.0);
+        assert!((share - 16384.0 / 2e6).abs() < 0.01, "{share}");
+        // an entry cache takes the hottest keys first: the page cache answers less of what is left
+        assert!(page_cache_share(&zipf, 2e6, 50_000.0, 64.0 * 1048576.0, 4096.0) < at(&zipf, 64.0));
+    }
+
+    #[test]
     fn scaling_keeps_the_split() {
         let io = OpIo {
             random_reads: 1.0,
             sequential_blocks: 3.0,
             block_bytes: 4096.0,
             log_bytes: 10.0,
+            cached_share: 0.5,
         };
+        assert_eq!(io.device_reads(), 0.5);
         let s = io.scaled_to(8.0);
         assert_eq!(
             (s.random_reads, s.sequential_blocks, s.log_bytes),

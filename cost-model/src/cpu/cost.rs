@@ -154,9 +154,9 @@ impl CpuLibrary {
         self.entries.get(name).copied()
     }
 
-    /// CPU seconds one operation of `mix` costs on one core with the costs `op`: each type's own share, the
-    /// entries its scans of `scan_length` return, and the CPU of the device reads and sequential blocks `io`
-    /// says an operation makes.
+    /// CPU seconds one operation of `mix` costs on one core with the costs `op`: each type's own share (its
+    /// blocks read from the page cache included), the entries its scans of `scan_length` return, and the CPU
+    /// of the device reads (those the page cache misses) and sequential blocks `io` says an operation makes.
     pub fn seconds_per_op(
         &self,
         op: &OpCpu,
@@ -169,7 +169,7 @@ impl CpuLibrary {
             + mix.blind_update * op.blind_update_us
             + mix.rmw * op.rmw_us
             + mix.scan * (op.scan_us + scan_length as f64 * op.scan_entry_us);
-        (own + io.random_reads * self.read_us + io.sequential_blocks * self.block_us) * 1e-6
+        (own + io.device_reads() * self.read_us + io.sequential_blocks * self.block_us) * 1e-6
     }
 }
 
@@ -236,6 +236,7 @@ mod tests {
             sequential_blocks: 10.0,
             block_bytes: 4096.0,
             log_bytes: 0.0,
+            cached_share: 0.0,
         };
         let s = l.seconds_per_op(&op, &mix, 100, &io);
         let want = 0.5 * 2.0 + 0.5 * (4.0 + 10.0) + 2.0 * l.read_us + 10.0 * l.block_us;

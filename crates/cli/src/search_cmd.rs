@@ -397,11 +397,11 @@ fn print_part(p: &cosine_search::continuum::Part, w: &cosine_design::Workload) {
     let s = &p.design;
     let d = &s.design;
     println!(
-        "         {} x {}: {} vCPU, {} GiB ({} to the design, {} kept for the OS and the engine); a volume of {} IOPS, {} MiB/s, {} a read; {} entries ({}) each",
+        "         {} x {}: {} vCPU, {} ({} to the design, {} kept for the OS and the engine); a volume of {} IOPS, {} MiB/s, {} a read; {} entries ({}) each",
         p.count,
         p.vm,
         p.vcpus,
-        describe::count(p.memory_gib),
+        describe::bytes(p.memory_gib * GIB),
         describe::bytes(d.memory_bytes() as f64),
         describe::bytes(p.reserved_gib * GIB),
         describe::count(p.iops),
@@ -411,7 +411,7 @@ fn print_part(p: &cosine_search::continuum::Part, w: &cosine_design::Workload) {
         describe::bytes(p.entries_per_vm as f64 * w.entry_bytes() as f64),
     );
     println!(
-        "         {} design T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={}; {:.3} I/Os per op ({:.3} random reads, {:.3} blocks in sequence); phi {:.3}",
+        "         {} design T={} K={} Z={} M_B={} M_BF={} M_FP={} M_BC={}; {:.3} I/Os per op ({:.3} random reads{}, {:.3} blocks in sequence); phi {:.3}",
         s.class,
         d.size_ratio,
         d.hot_runs,
@@ -422,6 +422,14 @@ fn print_part(p: &cosine_search::continuum::Part, w: &cosine_design::Workload) {
         describe::bytes(d.cache_bytes as f64),
         s.io_per_op,
         s.requests.random_reads,
+        if s.requests.cached_share > 0.0005 {
+            format!(
+                ", {:.1}% of them from the page cache",
+                s.requests.cached_share * 100.0
+            )
+        } else {
+            String::new()
+        },
         s.requests.sequential_blocks,
         s.phi
     );

@@ -116,6 +116,9 @@ pub struct DiskProfile {
     pub device_read_cpu_us: f64,
     /// CPU microseconds the same read costs when the page cache holds the block.
     pub cached_read_cpu_us: f64,
+    /// CPU microseconds a read through the page cache costs when it misses (the engine's reads are buffered):
+    /// the page's allocation, the device request, the copy.
+    pub buffered_miss_cpu_us: f64,
     /// What could not be measured as asked.
     pub warnings: Vec<String>,
 }
@@ -128,9 +131,15 @@ impl DiskProfile {
 
     /// Microseconds of one read at depth 1.
     pub fn read_latency_us(&self) -> f64 {
+        self.latency_at(1)
+    }
+
+    /// Microseconds of one read with `depth` reads in flight: the measured depth at or just below it.
+    pub fn latency_at(&self, depth: usize) -> f64 {
         self.depths
             .iter()
-            .find(|d| d.depth == 1)
+            .filter(|d| d.depth <= depth.max(1))
+            .max_by_key(|d| d.depth)
             .or(self.depths.first())
             .map_or(0.0, |d| d.latency_us)
     }
@@ -310,6 +319,9 @@ fn measure(probe: &DiskProbe, path: &Path) -> std::io::Result<DiskProfile> {
         cached.read_exact_at(&mut plain, block_at(i, small) * block as u64)?;
     }
     let cached_read_cpu_us = (cpu_s() - cpu0) / reads as f64 * 1e6;
+    // and as the engine reads a block the page cache does not hold: through the cache, without read-ahead,
+    // the page dropped after each read (so every read misses), one thread
+    let buffered_miss_cpu_us = buffered_misses(&cached, blocks, block, probe.per_depth)?;
     // fsync latency: a 4 KiB append and its fdatasync
     let log_path = path.with_extension("log");
     let mut log = OpenOptions::new()
@@ -339,8 +351,34 @@ fn measure(probe: &DiskProbe, path: &Path) -> std::io::Result<DiskProfile> {
         fsync_us,
         device_read_cpu_us,
         cached_read_cpu_us,
+        buffered_miss_cpu_us,
         warnings,
     })
+}
+
+/// CPU microseconds of a buffered read that misses the page cache: random blocks read through the cache with
+/// read-ahead off (`POSIX_FADV_RANDOM`), each block's pages dropped after the read (`POSIX_FADV_DONTNEED`, its
+/// own small cost included), for `time`.
+fn buffered_misses(file: &File, blocks: u64, block: usize, time: Duration) -> std::io::Result<f64> {
+    use std::os::unix::io::AsRawFd;
+    let fd = file.as_raw_fd();
+    let advise = |offset: u64, len: u64, advice: i32| {
+        // SAFETY: posix_fadvise only reads its arguments; the descriptor is open for the call's duration.
+        unsafe { libc::posix_fadvise(fd, offset as libc::off_t, len as libc::off_t, advice) };
+    };
+    advise(0, 0, libc::POSIX_FADV_DONTNEED);
+    advise(0, 0, libc::POSIX_FADV_RANDOM);
+    let mut buf = vec![0u8; block];
+    let started = Instant::now();
+    let cpu0 = cpu_s();
+    let mut n = 0u64;
+    while started.elapsed() < time || n < 100 {
+        let at = block_at(n + (1 << 50), blocks) * block as u64;
+        file.read_exact_at(&mut buf, at)?;
+        advise(at, block as u64, libc::POSIX_FADV_DONTNEED);
+        n += 1;
+    }
+    Ok((cpu_s() - cpu0) / n as f64 * 1e6)
 }
 
 #[cfg(test)]

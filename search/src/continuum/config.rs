@@ -30,6 +30,8 @@ pub struct Part {
     pub in_flight: f64,
     /// GiB of one's memory kept outside the design: the operating system's and the engine's overhead.
     pub reserved_gib: f64,
+    /// GiB of page cache the system keeps for the engine's files besides what the design leaves unused.
+    pub page_cache_gib: f64,
     /// The design each of them runs.
     pub design: Scored,
 }
@@ -101,6 +103,7 @@ impl Part {
             mibps: self.mibps,
             read_latency_s: self.read_latency_us * 1e-6,
             in_flight: self.in_flight,
+            page_cache_bytes: self.page_cache_gib * (1u64 << 30) as f64,
         }
     }
 }

@@ -76,6 +76,7 @@ impl Ctx<'_> {
                 mibps: volume.mibps,
                 read_latency_s: opts.read_latency_s.unwrap_or(self.provider.read_latency_s),
                 in_flight: opts.in_flight.unwrap_or(v.vcpus as f64),
+                page_cache_bytes: page_cache(self.provider, v, opts),
             },
             block_bytes: self.provider.block_bytes,
             phi: self.phi,
@@ -116,6 +117,7 @@ impl Ctx<'_> {
             in_flight: m.in_flight,
             reserved_gib: (vm.memory_bytes - design_memory(self.provider, vm, self.opts)) as f64
                 / (1u64 << 30) as f64,
+            page_cache_gib: m.page_cache_bytes / (1u64 << 30) as f64,
             design,
         }
     }
@@ -340,4 +342,15 @@ pub(super) fn reserve(provider: &Provider, opts: &SearchOptions) -> Reserve {
         engine_bytes,
         engine_share,
     }
+}
+
+/// The page cache the system keeps for the engine's files on a VM of type `vm`: a machine of one's own under a
+/// memory cgroup (its catalog's reserve is the page cache the cgroup leaves the engine's files); none counted on
+/// a cloud VM (its reserve is the operating system's), nor under the paper's model.
+pub(super) fn page_cache(provider: &Provider, vm: &VmType, opts: &SearchOptions) -> f64 {
+    if opts.throughput == ThroughputModel::Paper || provider.id != "local" {
+        return 0.0;
+    }
+    let (bytes, share) = opts.os_reserve.unwrap_or(provider.os_reserve);
+    bytes + share * vm.memory_bytes as f64
 }

@@ -82,6 +82,8 @@ pub(super) struct GridKey {
     pub(super) lsh_engine: LshEngine,
     pub(super) epsilon: u64,
     pub(super) rho: Option<u64>,
+    /// The machine's page cache for the engine's files (bits), which the requests' cached share depends on.
+    pub(super) page_cache: u64,
 }
 
 pub(super) const MEMO_SHARDS: usize = 16;
@@ -92,7 +94,7 @@ pub(super) const MEMO_SHARDS: usize = 16;
 /// numbers only (the quirks, when a caller sets any, come with numbers of their own).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct EvalKey {
-    pub(super) numbers: [u64; 17],
+    pub(super) numbers: [u64; 18],
     pub(super) quirks: ReferenceQuirks,
 }
 
@@ -108,6 +110,7 @@ impl EvalKey {
         w: &Workload,
         quirks: ReferenceQuirks,
         lsh_engine: LshEngine,
+        page_cache_bytes: f64,
     ) -> Self {
         let kinds = (d.filter_granularity as u64)
             | (d.compaction as u64) << 8
@@ -135,6 +138,7 @@ impl EvalKey {
                 u64::from(d.threads),
                 d.file_bytes,
                 d.mutable_fraction.to_bits(),
+                page_cache_bytes.to_bits(),
             ],
             quirks,
         }

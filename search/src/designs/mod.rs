@@ -94,6 +94,7 @@ pub(super) fn machine_shard<'a>(
             mibps: 500.0,
             read_latency_s: 100e-6,
             in_flight: cores.max(1) as f64,
+            page_cache_bytes: 0.0,
         },
         block_bytes: 4096,
         phi,

@@ -9,7 +9,7 @@ use cosine_cost_model::layout::{self, DataShape};
 use cosine_cost_model::machine::{
     delivered, max_recoverable_buffer, recovery_seconds, Delivered, ThroughputModel,
 };
-use cosine_cost_model::requests::OpIo;
+use cosine_cost_model::requests::{page_cache_share, OpIo};
 use cosine_cost_model::DistributionAware;
 use cosine_design::{Design, DesignClass};
 
@@ -185,7 +185,13 @@ impl Shard<'_> {
         }
         match self.memo {
             Some(m) => m.cost(
-                EvalKey::new(design, &self.workload, self.quirks, self.lsh_engine),
+                EvalKey::new(
+                    design,
+                    &self.workload,
+                    self.quirks,
+                    self.lsh_engine,
+                    self.machine.page_cache_bytes,
+                ),
                 || self.evaluate(design),
             ),
             None => self.evaluate(design),
@@ -258,7 +264,8 @@ impl Shard<'_> {
         let w = &self.workload;
         let log =
             cosine_design::shape::log_record_bytes(w.key_bytes as usize, w.value_bytes as usize);
-        let requests = OpIo::of(&cost, w, design.block_bytes, log as f64);
+        let mut requests = OpIo::of(&cost, w, design.block_bytes, log as f64);
+        requests.cached_share = self.page_cache_share(design);
         let (io, requests) = match self.rho {
             Some(rho) if rho > 0.0 => {
                 let p = cost.per_op;
@@ -281,6 +288,37 @@ impl Shard<'_> {
         Some((io, requests, cost.class))
     }
 
+    /// The share of `design`'s random reads the page cache answers (the physical model): the memory the design
+    /// never fills (its whole write buffer for a workload that does not write; under writes, the room beyond
+    /// the buffers that fill before a flush, since at the peak the active buffer is full while the frozen one
+    /// flushes) and the page cache the machine keeps for the engine's files, over the reads its entry cache
+    /// does not answer ([`page_cache_share`]).
+    fn page_cache_share(&self, design: &Design) -> f64 {
+        if self.throughput == ThroughputModel::Paper {
+            return 0.0;
+        }
+        let w = &self.workload;
+        let writes = w.mix.insert + w.mix.blind_update + w.mix.rmw > 0.0;
+        let filled = if writes {
+            design
+                .flush_bytes()
+                .saturating_mul(Design::WRITE_BUFFERS)
+                .min(design.buffer_bytes)
+        } else {
+            0
+        };
+        let free = (design.buffer_bytes - filled) as f64 + self.machine.page_cache_bytes;
+        let cached_entries = design.cache_bytes as f64
+            / (w.entry_bytes() + cosine_design::CACHE_ENTRY_OVERHEAD_BYTES) as f64;
+        page_cache_share(
+            &self.keys.parts_cow(),
+            w.entries as f64,
+            cached_entries,
+            free,
+            design.block_bytes as f64,
+        )
+    }
+
     pub(super) fn grid_key(&self) -> GridKey {
         GridKey {
             entries: self.workload.entries,
@@ -293,6 +331,7 @@ impl Shard<'_> {
             lsh_engine: self.lsh_engine,
             epsilon: self.epsilon.to_bits(),
             rho: self.rho.map(f64::to_bits),
+            page_cache: self.machine.page_cache_bytes.to_bits(),
         }
     }
 }

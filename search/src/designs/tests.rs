@@ -13,6 +13,7 @@ fn shard<'a>(w: Workload, phi: &'a PhiLibrary, memory: u64) -> Shard<'a> {
             mibps: 500.0,
             read_latency_s: 1e-3,
             in_flight: 4.0,
+            page_cache_bytes: 0.0,
         },
         block_bytes: 16 << 10,
         phi,

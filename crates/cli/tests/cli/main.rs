@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod bench;
+mod machine;
 mod model;
 mod search;
 
