@@ -3,15 +3,20 @@
 show of them, rendered from those files.
 
     scripts/results.py search COSINE [OUT]      # runs `cosine search --json` for YCSB A-F at $5,000, $20,000 and
-                                                # $60,000 (about 12 minutes on a 2-core machine) and writes
-                                                # OUT (default docs/results/search.json)
+                                                # $60,000 (a few minutes on a 2-core machine) and writes OUT
+                                                # (default bench-results/search-DATE.json)
     scripts/results.py verify-table FILE...     # prints the table of `cosine verify --json` files
     scripts/results.py render                   # rewrites the marked sections of README.md and BENCHMARKS.md
-                                                # from docs/results/search.json and docs/results/verify-*.json
+                                                # from the newest bench-results/search-*.json and, per workload,
+                                                # the newest bench-results/verify-ycsb-?-*.json
+
+Result files are named by suite and date (`verify-ycsb-a-2026-12-07.json`); a newer file of a suite replaces the
+older one in the tables, and git keeps the old.
 
 A marked section is the text between `<!-- BEGIN name -->` and `<!-- END name -->`; everything else is left as
 it is.
 """
+import datetime
 import glob
 import json
 import os
@@ -19,7 +24,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "docs", "results")
+RESULTS = os.path.join(ROOT, "bench-results")
 WORKLOADS = ["ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f"]
 BUDGETS = [5000, 20000, 60000]
 
@@ -161,13 +166,13 @@ def limits_table(doc):
     return "\n".join(lines)
 
 
-def verify_table(paths):
+def verify_rows(paths):
+    """Each design of each `cosine verify --json` file: priced against measured."""
     lines = [
         "| workload | design | priced ops/s | measured ops/s | measured ÷ priced | priced I/Os an op | "
         "measured | ÷ priced |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    summary = []
     for path in sorted(paths):
         v = json.load(open(path))
         for d in v["designs"] + ([v["rocksdb"]] if v.get("rocksdb") else []):
@@ -178,14 +183,27 @@ def verify_table(paths):
                 f'{d["priced_ios_per_op"]:.3f} | '
                 f'{"-" if d["measured_ios_per_op"] is None else format(d["measured_ios_per_op"], ".3f")} | '
                 f'{fmt_ratio(d["ios_measured_over_priced"])} |')
+    return "\n".join(lines)
+
+
+def verify_summary(paths):
+    """One line a workload: the pick priced against measured, the ranking, and Cosine ÷ RocksDB."""
+    lines = ["| workload | the pick: measured ÷ priced ops/s | I/Os an op, measured ÷ priced | the pick ÷ the best "
+             "of the search's top designs, measured | Cosine ÷ RocksDB predicted | measured |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for path in sorted(paths):
+        v = json.load(open(path))
+        pick = v["designs"][0]
         r = v.get("cosine_over_rocksdb") or {}
-        summary.append(
-            f'| {v["workload"]} | {fmt_ratio(v.get("pick_over_best_of_designs"))} | '
-            f'{fmt_ratio(r.get("predicted"))} | {fmt_ratio(r.get("measured"))} | '
-            f'{fmt_ratio(r.get("measured_over_predicted"))} |')
-    head = ["| workload | pick ÷ best of the designs measured | Cosine ÷ RocksDB predicted | measured | "
-            "measured ÷ predicted |", "| --- | ---: | ---: | ---: | ---: |"]
-    return "\n".join(lines) + "\n\n" + "\n".join(head + summary)
+        lines.append(
+            f'| {v["workload"]} | {fmt_ratio(pick["throughput_measured_over_priced"])} | '
+            f'{fmt_ratio(pick["ios_measured_over_priced"])} | {fmt_ratio(v.get("pick_over_best_of_designs"))} | '
+            f'{fmt_ratio(r.get("predicted"))} | {fmt_ratio(r.get("measured"))} |')
+    return "\n".join(lines)
+
+
+def verify_table(paths):
+    return verify_rows(paths) + "\n\n" + verify_summary(paths)
 
 
 def replace_section(path, name, body):
@@ -199,9 +217,21 @@ def replace_section(path, name, body):
         f.write(head + begin + "\n" + body.strip() + "\n" + end + tail)
 
 
+def newest(pattern):
+    """The newest file of each suite matching `pattern` (names end in -YYYY-MM-DD.json), by suite."""
+    by_suite = {}
+    for path in sorted(glob.glob(os.path.join(RESULTS, pattern))):
+        suite = os.path.basename(path)[: -len("-YYYY-MM-DD.json")]
+        by_suite[suite] = path
+    return [by_suite[k] for k in sorted(by_suite)]
+
+
 def render():
-    search = json.load(open(os.path.join(RESULTS, "search.json")))
-    verify = glob.glob(os.path.join(RESULTS, "verify-*.json"))
+    searches = newest("search-*.json")
+    if not searches:
+        sys.exit("no bench-results/search-*.json: run `scripts/results.py search target/release/cosine` first")
+    search = json.load(open(searches[-1]))
+    verify = newest("verify-ycsb-?-*.json")
     readme, bench = os.path.join(ROOT, "README.md"), os.path.join(ROOT, "BENCHMARKS.md")
     replace_section(readme, "search-20000", search_table(search, 20000))
     replace_section(bench, "search-limits", limits_table(search))
@@ -209,11 +239,13 @@ def render():
         replace_section(bench, f"search-{budget}", search_table(search, budget))
     if verify:
         replace_section(bench, "verify", verify_table(verify))
+        replace_section(readme, "verify-summary", verify_summary(verify))
 
 
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "search":
-        collect_search(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else os.path.join(RESULTS, "search.json"))
+        today = datetime.date.today().isoformat()
+        collect_search(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else os.path.join(RESULTS, f"search-{today}.json"))
     elif len(sys.argv) >= 3 and sys.argv[1] == "verify-table":
         print(verify_table(sys.argv[2:]))
     elif sys.argv[1:] == ["render"]:

@@ -45,6 +45,10 @@ pub struct VerifyArgs {
     /// Runs of each design (the median is compared).
     #[arg(long, default_value_t = 1)]
     rounds: usize,
+    /// The seed of the runs' keys and operations (cosine-peers' `--seed`): a fresh one checks the model on
+    /// runs it was not fitted to.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Leave RocksDB out (its cells need cosine-peers built with `--features peers`).
     #[arg(long)]
     no_rocksdb: bool,
@@ -268,6 +272,8 @@ fn run_cells(
         &threads.to_string(),
         "--rounds",
         &a.rounds.to_string(),
+        "--seed",
+        &a.seed.to_string(),
     ])
     .arg("--dir")
     .arg(a.dir.join("db"))
@@ -333,6 +339,15 @@ fn shape(s: &Scored) -> String {
 }
 
 /// Operations a second the search priced for one VM running `s`.
+/// The bytes the records take (keys and values).
+fn data_bytes(model: &cosine_design::Workload) -> f64 {
+    model.entries as f64 * model.entry_bytes() as f64
+}
+
+/// Data below this many times the memory cap may stay in memory: reads would not reach the disk the search
+/// prices.
+const DATA_OVER_CAP: f64 = 4.0;
+
 fn priced_ops(s: &Scored, model: &cosine_design::Workload) -> f64 {
     model.operations as f64 / s.latency_s
 }
@@ -352,6 +367,10 @@ fn report(
             "label": c.label, "design": c.priced.design, "class": c.priced.class,
             "priced_ops_per_s": priced, "priced_ios_per_op": c.priced.io_per_op,
             "bound": c.priced.delivered.map(|d| d.bound.as_str()),
+            "priced_cpu_us_per_op": c.priced.cpu_s * 1e6,
+            "priced_device_reads_per_op": c.priced.requests.device_reads(),
+            "priced_page_cache_share": c.priced.requests.cached_share,
+            "priced_op_latency_us": c.priced.delivered.map(|d| d.op_latency_s * 1e6),
             "measured_ops_per_s": c.measured.map(|m| m.0),
             "measured_ios_per_op": c.measured.and_then(|m| m.1),
             "throughput_measured_over_priced": c.measured.map(|m| m.0 / priced),
@@ -374,9 +393,18 @@ fn report(
         json!({"predicted": predicted, "measured": measured,
             "measured_over_predicted": measured.map(|m| m / predicted)})
     };
+    // the cap enforced where every run went through a memory cgroup (cosine-peers reports its peak)
+    let rows: Vec<&Value> = checked
+        .iter()
+        .chain(rocksdb)
+        .flat_map(|c| &c.rows)
+        .collect();
+    let enforced = (!rows.is_empty()).then(|| rows.iter().all(|r| r["cgroup_peak_bytes"].is_u64()));
     json!({
         "workload": a.workload, "records": a.records, "operations": a.ops, "memory_cap": a.memory_cap,
-        "client_threads": threads, "rounds": a.rounds,
+        "memory_enforced": enforced,
+        "data_over_cap": data_bytes(model) / a.memory_cap as f64,
+        "client_threads": threads, "rounds": a.rounds, "seed": a.seed,
         "machine": {"vcpus": part.vcpus, "iops": part.iops, "mibps": part.mibps,
             "read_latency_us": part.read_latency_us, "reserved_gib": part.reserved_gib},
         "designs": checked.iter().map(row).collect::<Vec<_>>(),
@@ -399,7 +427,7 @@ fn print_report(
         "cosine verify: {}, {} records ({}) in a {} memory cgroup ({} to the design), {} client threads; this machine: {} cores, a disk of {} reads/s, {} MiB/s, {} a read",
         a.workload,
         describe::count(a.records as f64),
-        describe::bytes(model.entries as f64 * model.entry_bytes() as f64),
+        describe::bytes(data_bytes(model)),
         describe::bytes(a.memory_cap as f64),
         describe::bytes(part.design.design.memory_bytes() as f64),
         threads,
@@ -408,6 +436,17 @@ fn print_report(
         describe::count(part.mibps),
         describe::duration(part.read_latency_us * 1e-6),
     );
+    if data_bytes(model) < DATA_OVER_CAP * a.memory_cap as f64 {
+        println!(
+            "  note: the data is {:.1}x the memory cap, under {DATA_OVER_CAP}x: much of it may stay in memory, and reads not reach the disk the search prices",
+            data_bytes(model) / a.memory_cap as f64
+        );
+    }
+    if report["memory_enforced"] == json!(false) {
+        println!(
+            "  note: the memory cap was NOT enforced (no memory cgroup could be made here; cosine-peers said why above): the engines ran with the machine's memory, so the measured numbers may beat the priced ones"
+        );
+    }
     println!(
         "\n  {:<70} {:>11} {:>11} {:>7}   {:>9} {:>9} {:>7}   bound",
         "design", "priced/s", "measured/s", "ratio", "priced IO", "meas. IO", "ratio"

@@ -1,18 +1,11 @@
 //! Merging sorted sources newest-first: the mechanism behind compactions and range scans.
 
 use crate::error::Result;
+pub use crate::runfile::EntryIter;
 use crate::runfile::{Entry, FileIter, RunFile};
 use crate::stats::IoStats;
 use std::collections::VecDeque;
 use std::sync::Arc;
-
-/// A sorted stream of entries whose every step can fail with an I/O or corruption error: the one iterator
-/// shape of the read path and of compactions (a file, a run, a buffer page, a merge of any of them). A source
-/// that cannot fail (a buffer) is one too, through [`Source::Lazy`].
-pub trait EntryIter {
-    /// The next entry in key order, `Ok(None)` at the end.
-    fn next_entry(&mut self) -> Result<Option<Entry>>;
-}
 
 /// Iterates the files of one run in key order, from a start key.
 pub struct RunIter {

@@ -68,6 +68,10 @@ pub(crate) struct Args {
     /// table shows the median and the spread.
     #[arg(long, default_value_t = 3)]
     pub(crate) rounds: usize,
+    /// The seed of the first round's keys and operations (each round adds 10): another seed draws other keys,
+    /// for a check on runs a model was not fitted to.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
     /// Runs every cell in a memory cgroup capped at this many bytes (page cache included), so that with the
     /// data at least 4× the cap, reads reach the device. Needs a writable cgroup file system (v1 or v2).
     #[arg(long)]

@@ -30,7 +30,7 @@ pub(crate) fn run_cell(a: &Args, cell: &str) -> Result<()> {
     };
     let (store, design) = open_designed(e, &w, a.memory, &dir, a.durable, given.as_ref())?;
     let ledger = Ledger::default();
-    let seed = 1 + 10 * round;
+    let seed = a.seed + 10 * round;
     let (w, before) = load_and_warm_up(a, e, store.as_ref(), &ledger, w, seed)?;
     let run = timed_run(a, store.as_ref(), &ledger, &w, seed, &dir);
     drop(store);
@@ -260,6 +260,8 @@ pub(crate) fn spawn_cell(
         &a.warmup.unwrap_or(a.ops).to_string(),
         "--threads",
         &a.threads.to_string(),
+        "--seed",
+        &a.seed.to_string(),
         "--memory",
         &a.memory.to_string(),
         "--dir",

@@ -3,6 +3,6 @@
 //! The `cosine-peers` binary (src/main.rs) is the BENCHMARKS.md runner over them.
 
 pub mod adapters;
-pub mod cgroup;
+pub use cosine_validate::cgroup;
 #[cfg(feature = "peers")]
 pub mod learn;

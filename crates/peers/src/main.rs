@@ -101,7 +101,7 @@ fn memory_cgroup(a: &Args, workloads: &[CoreWorkload]) -> Result<Option<cgroup::
                     data >> 20
                 );
             }
-            match cgroup::Cgroup::create(cap) {
+            match cgroup::Cgroup::create("cosine-peers", cap) {
                 Ok(cg) => Some(cg),
                 // `--cap-or-warn` (what `cosine verify` passes): the run goes on, and says what it could not
                 // enforce
@@ -112,7 +112,7 @@ fn memory_cgroup(a: &Args, workloads: &[CoreWorkload]) -> Result<Option<cgroup::
                     );
                     None
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
         None => None,

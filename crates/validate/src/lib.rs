@@ -11,6 +11,7 @@
 
 mod calibrate;
 mod cases;
+pub mod cgroup;
 mod cpu;
 mod harness;
 pub mod overhead;

@@ -117,8 +117,11 @@ pub struct DiskProfile {
     /// CPU microseconds the same read costs when the page cache holds the block.
     pub cached_read_cpu_us: f64,
     /// CPU microseconds a read through the page cache costs when it misses (the engine's reads are buffered):
-    /// the page's allocation, the device request, the copy.
+    /// the page's allocation, the device request, the copy; and, where a memory cgroup could be made, the
+    /// reclaim of another page, as when the data outgrows the memory (else the page dropped after each read).
     pub buffered_miss_cpu_us: f64,
+    /// Whether `buffered_miss_cpu_us` was measured with the page cache full (in a memory cgroup).
+    pub miss_under_pressure: bool,
     /// What could not be measured as asked.
     pub warnings: Vec<String>,
 }
@@ -321,7 +324,24 @@ fn measure(probe: &DiskProbe, path: &Path) -> std::io::Result<DiskProfile> {
     let cached_read_cpu_us = (cpu_s() - cpu0) / reads as f64 * 1e6;
     // and as the engine reads a block the page cache does not hold: through the cache, without read-ahead,
     // the page dropped after each read (so every read misses), one thread
-    let buffered_miss_cpu_us = buffered_misses(&cached, blocks, block, probe.per_depth)?;
+    let (buffered_miss_cpu_us, miss_under_pressure) = match pressured_misses(
+        &cached,
+        blocks,
+        block,
+        probe.per_depth,
+        cached_read_cpu_us,
+    ) {
+        Some(us) => (us, true),
+        None => {
+            warnings.push(
+                    "no memory cgroup could be made: a buffered miss measured with its page dropped, without the reclaim a full page cache adds".into(),
+                );
+            (
+                buffered_misses(&cached, blocks, block, probe.per_depth)?,
+                false,
+            )
+        }
+    };
     // fsync latency: a 4 KiB append and its fdatasync
     let log_path = path.with_extension("log");
     let mut log = OpenOptions::new()
@@ -352,6 +372,7 @@ fn measure(probe: &DiskProbe, path: &Path) -> std::io::Result<DiskProfile> {
         device_read_cpu_us,
         cached_read_cpu_us,
         buffered_miss_cpu_us,
+        miss_under_pressure,
         warnings,
     })
 }
@@ -379,6 +400,62 @@ fn buffered_misses(file: &File, blocks: u64, block: usize, time: Duration) -> st
         n += 1;
     }
     Ok((cpu_s() - cpu0) / n as f64 * 1e6)
+}
+
+/// The memory cgroup [`pressured_misses`] reads in: small beside the file, so that nearly every read misses.
+const PRESSURE_CGROUP_BYTES: u64 = 16 << 20;
+
+/// CPU microseconds of a buffered read that misses a full page cache: the process moved into a memory cgroup
+/// of [`PRESSURE_CGROUP_BYTES`], random blocks of the file read through the cache with read-ahead off until
+/// the cgroup is full, then timed, each miss reclaiming a page as when the data outgrows the memory. The hits
+/// (the cgroup's share of the file) are taken out at `cached_us` each. None where no memory cgroup can be made
+/// (the process goes back to its own cgroup in every case).
+fn pressured_misses(
+    file: &File,
+    blocks: u64,
+    block: usize,
+    time: Duration,
+    cached_us: f64,
+) -> Option<f64> {
+    use crate::cgroup;
+    use std::os::unix::io::AsRawFd;
+    let file_bytes = blocks * block as u64;
+    if file_bytes < 4 * PRESSURE_CGROUP_BYTES {
+        return None;
+    }
+    let home = cgroup::current()?;
+    let cg = cgroup::Cgroup::create("cosine-profile", PRESSURE_CGROUP_BYTES).ok()?;
+    if cgroup::join(cg.path()).is_err() {
+        cg.remove();
+        return None;
+    }
+    let fd = file.as_raw_fd();
+    // SAFETY: posix_fadvise only reads its arguments; the descriptor is open for the call's duration.
+    unsafe {
+        libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+        libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_RANDOM);
+    }
+    let mut buf = vec![0u8; block];
+    let measured = (|| -> std::io::Result<f64> {
+        // fill the cgroup's page cache twice over, then time
+        for i in 0..2 * PRESSURE_CGROUP_BYTES / block as u64 {
+            file.read_exact_at(&mut buf, block_at(i + (1 << 51), blocks) * block as u64)?;
+        }
+        let started = Instant::now();
+        let cpu0 = cpu_s();
+        let mut n = 0u64;
+        while started.elapsed() < time || n < 100 {
+            file.read_exact_at(&mut buf, block_at(n + (1 << 52), blocks) * block as u64)?;
+            n += 1;
+        }
+        Ok((cpu_s() - cpu0) / n as f64 * 1e6)
+    })();
+    let _ = cgroup::join(&home);
+    cg.remove();
+    let hit = PRESSURE_CGROUP_BYTES as f64 / file_bytes as f64;
+    measured
+        .ok()
+        .map(|us| ((us - hit * cached_us) / (1.0 - hit)).max(0.0))
 }
 
 #[cfg(test)]

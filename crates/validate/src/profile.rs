@@ -94,6 +94,7 @@ impl Profile {
                 "device_read_cpu_us": d.device_read_cpu_us,
                 "cached_read_cpu_us": d.cached_read_cpu_us,
                 "buffered_miss_cpu_us": d.buffered_miss_cpu_us,
+                "miss_under_pressure": d.miss_under_pressure,
                 "o_direct": d.direct,
                 "warnings": d.warnings,
                 "os_reserve_note": if self.cgroup {
@@ -129,12 +130,17 @@ impl Profile {
         }
         lib.machine = format!(
             "{} cores, {} GiB; cosine profile on {} (each operation type on one thread, its data in memory, its \
-             writes in the buffer; read_us: a {}-byte read through the page cache that misses it, less one that \
+             writes in the buffer; read_us: a {}-byte read through the page cache that misses it{}, less one that \
              hits; block_us: the LSM class's load beyond its inserts, over the blocks it flushed and compacted)",
             self.host.cores,
             self.host.memory_bytes >> 30,
             self.as_of,
-            self.block_bytes
+            self.block_bytes,
+            if self.disk.miss_under_pressure {
+                " with the page cache full (each miss reclaims a page)"
+            } else {
+                ""
+            }
         );
         lib
     }

@@ -214,6 +214,9 @@ fn classes(w: &Workload, budget: f64) -> Vec<(cosine_design::DesignClass, u64)> 
     let mut opts = SearchOptions::new(budget);
     opts.providers = vec!["aws".into()];
     opts.max_vms = 4;
+    // enough requests in flight to reach a volume's IOPS: at one a vCPU, a small VM is bound by its lookups'
+    // latency, whatever its writes cost, and the shape is then chosen by the reads alone
+    opts.in_flight = Some(16.0);
     let r = search(&catalog, w, &PhiLibrary::default(), &opts);
     r.best
         .unwrap()

@@ -292,7 +292,7 @@ impl Shard<'_> {
     /// never fills (its whole write buffer for a workload that does not write; under writes, the room beyond
     /// the buffers that fill before a flush, since at the peak the active buffer is full while the frozen one
     /// flushes) and the page cache the machine keeps for the engine's files, over the reads its entry cache
-    /// does not answer ([`page_cache_share`]).
+    /// and its write buffer do not answer ([`page_cache_share`]).
     fn page_cache_share(&self, design: &Design) -> f64 {
         if self.throughput == ThroughputModel::Paper {
             return 0.0;
@@ -308,8 +308,17 @@ impl Shard<'_> {
             0
         };
         let free = (design.buffer_bytes - filled) as f64 + self.machine.page_cache_bytes;
+        // the keys memory already answers before the page cache: the entry cache's, and under writes the
+        // write buffer's (its mean fill, half a flush: the recently written keys, which a skewed workload
+        // also reads most)
+        let buffered = if writes {
+            design.flush_bytes() as f64 / 2.0 / w.entry_bytes().max(1) as f64
+        } else {
+            0.0
+        };
         let cached_entries = design.cache_bytes as f64
-            / (w.entry_bytes() + cosine_design::CACHE_ENTRY_OVERHEAD_BYTES) as f64;
+            / (w.entry_bytes() + cosine_design::CACHE_ENTRY_OVERHEAD_BYTES) as f64
+            + buffered;
         page_cache_share(
             &self.keys.parts_cow(),
             w.entries as f64,

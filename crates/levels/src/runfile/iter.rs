@@ -268,7 +268,7 @@ impl FileIter {
     }
 }
 
-impl crate::merge::EntryIter for FileIter {
+impl super::EntryIter for FileIter {
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
             if let Some((block, next)) = &mut self.block {

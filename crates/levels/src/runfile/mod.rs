@@ -40,6 +40,14 @@ use parking_lot::RwLock;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+/// A sorted stream of entries whose every step can fail with an I/O or corruption error: the one iterator
+/// shape of the read path and of compactions (a file, a run, a buffer page, a merge of any of them). A source
+/// that cannot fail (a buffer) is one too, through [`crate::merge::Source::Lazy`].
+pub trait EntryIter {
+    /// The next entry in key order, `Ok(None)` at the end.
+    fn next_entry(&mut self) -> Result<Option<Entry>>;
+}
+
 const MAGIC: &[u8; 8] = b"COSRUN01";
 /// On-disk format version of run files.
 pub const FORMAT_VERSION: u32 = 1;

@@ -1,8 +1,8 @@
-//! A memory cgroup for the benchmark's cells: v1 (`/sys/fs/cgroup/memory/<name>/memory.limit_in_bytes`) or
+//! A memory cgroup for the benchmark's cells and the profile's reads under memory pressure: v1 (`/sys/fs/cgroup/memory/<name>/memory.limit_in_bytes`) or
 //! v2 (`/sys/fs/cgroup/<name>/memory.max`), whichever the machine offers. The page cache of the files a cell
 //! writes is charged to the cgroup too, so with the data larger than the cap, reads reach the device.
 
-use anyhow::{bail, Context, Result};
+use std::io::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Which cgroup interface.
@@ -22,29 +22,39 @@ const V1_ROOT: &str = "/sys/fs/cgroup/memory";
 const V2_ROOT: &str = "/sys/fs/cgroup";
 
 fn write(path: &Path, value: &str) -> Result<()> {
-    std::fs::write(path, value)
-        .with_context(|| format!("cannot write {value} to {}", path.display()))
+    std::fs::write(path, value).map_err(|e| {
+        Error::new(
+            e.kind(),
+            format!("cannot write {value} to {}: {e}", path.display()),
+        )
+    })
 }
 
 impl Cgroup {
-    /// Makes a cgroup capped at `bytes` (memory and, where the kernel accounts it, swap).
-    pub fn create(bytes: u64) -> Result<Cgroup> {
-        let name = format!("cosine-peers-{}", std::process::id());
+    /// Makes a cgroup named `<prefix>-<pid>` capped at `bytes` (memory and, where the kernel accounts it,
+    /// swap).
+    pub fn create(prefix: &str, bytes: u64) -> Result<Cgroup> {
+        let name = format!("{prefix}-{}", std::process::id());
         let v1 = Path::new(V1_ROOT).join("memory.limit_in_bytes").exists();
         let v2 = std::fs::read_to_string(Path::new(V2_ROOT).join("cgroup.controllers"))
             .is_ok_and(|c| c.split_whitespace().any(|x| x == "memory"));
         let (root, version) = match (v1, v2) {
             (true, _) => (V1_ROOT, Version::V1),
             (false, true) => (V2_ROOT, Version::V2),
-            _ => bail!(
-                "cannot make a memory cgroup: neither {V1_ROOT} (v1) nor a v2 hierarchy with the memory controller at {V2_ROOT} is available"
-            ),
+            _ => {
+                return Err(Error::other(format!(
+                    "cannot make a memory cgroup: neither {V1_ROOT} (v1) nor a v2 hierarchy with the memory controller at {V2_ROOT} is available"
+                )))
+            }
         };
         let path = Path::new(root).join(name);
-        std::fs::create_dir(&path).with_context(|| {
-            format!(
-                "cannot make a memory cgroup at {} (run as root, or where the cgroup file system is writable)",
-                path.display()
+        std::fs::create_dir(&path).map_err(|e| {
+            Error::new(
+                e.kind(),
+                format!(
+                    "cannot make a memory cgroup at {} (run as root, or where the cgroup file system is writable): {e}",
+                    path.display()
+                ),
             )
         })?;
         let cg = Cgroup { path, version };
@@ -122,4 +132,20 @@ impl Cgroup {
 /// Moves the calling process into the cgroup at `path` (the first thing a cell does, before it allocates).
 pub fn join(path: &Path) -> Result<()> {
     write(&path.join("cgroup.procs"), &std::process::id().to_string())
+}
+
+/// The memory cgroup the calling process is in now (to go back to after [`join`]), where it can be read.
+pub fn current() -> Option<PathBuf> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "memory") {
+            return Some(Path::new(V1_ROOT).join(path.trim_start_matches('/')));
+        }
+        if controllers.is_empty() {
+            return Some(Path::new(V2_ROOT).join(path.trim_start_matches('/')));
+        }
+    }
+    None
 }
