@@ -137,6 +137,15 @@ impl DiskProfile {
         self.latency_at(1)
     }
 
+    /// Microseconds a read waits beyond its own CPU with `depth` reads in flight: the latency measured from the
+    /// process ([`DiskProfile::latency_at`]) holds the CPU the read's system call spends in the kernel, which
+    /// the CPU library charges apart (`read_us`), so pricing both would count it twice. At least a tenth of the
+    /// latency.
+    pub fn wait_at(&self, depth: usize) -> f64 {
+        let latency = self.latency_at(depth);
+        (latency - self.device_read_cpu_us).max(0.1 * latency)
+    }
+
     /// Microseconds of one read with `depth` reads in flight: the measured depth at or just below it.
     pub fn latency_at(&self, depth: usize) -> f64 {
         self.depths
@@ -484,5 +493,46 @@ mod tests {
         assert!(p.iops() > 0.0 && p.read_latency_us() > 0.0);
         assert!(p.write_mibps > 0.0 && p.read_mibps > 0.0 && p.fsync_us > 0.0);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_reads_wait_is_its_latency_less_its_cpu() {
+        let p = DiskProfile {
+            direct: true,
+            depths: vec![
+                DepthPoint {
+                    depth: 1,
+                    iops: 9_600.0,
+                    latency_us: 104.0,
+                },
+                DepthPoint {
+                    depth: 2,
+                    iops: 16_566.0,
+                    latency_us: 120.6,
+                },
+                DepthPoint {
+                    depth: 4,
+                    iops: 21_118.0,
+                    latency_us: 189.2,
+                },
+            ],
+            write_mibps: 1_237.0,
+            read_mibps: 1_113.0,
+            fsync_us: 290.0,
+            device_read_cpu_us: 47.9,
+            cached_read_cpu_us: 1.15,
+            buffered_miss_cpu_us: 48.6,
+            miss_under_pressure: true,
+            warnings: Vec::new(),
+        };
+        assert!((p.wait_at(2) - 72.7).abs() < 1e-9);
+        assert!((p.wait_at(3) - 72.7).abs() < 1e-9, "the depth at or below");
+        assert!((p.wait_at(1) - 56.1).abs() < 1e-9);
+        // a read that is nearly all CPU still waits a tenth of its latency
+        let busy = DiskProfile {
+            device_read_cpu_us: 200.0,
+            ..p
+        };
+        assert!((busy.wait_at(1) - 10.4).abs() < 1e-9);
     }
 }

@@ -79,8 +79,9 @@ impl Profile {
                 "name": "local disk",
                 "iops": d.iops(),
                 "mibps": d.write_mibps.min(d.read_mibps),
-                // (at the depth the engine keeps in flight by default: one read a core)
-                "read_latency_us": d.latency_at(self.host.cores as usize),
+                // what a read waits beyond its own CPU (which the CPU library charges), at the depth the engine
+                // keeps in flight by default: one read a core
+                "read_latency_us": d.wait_at(self.host.cores as usize),
                 "block_bytes": self.block_bytes
             },
             "os_reserve": {"bytes": os_bytes, "share": os_share},
@@ -92,6 +93,7 @@ impl Profile {
                 "read_mibps": d.read_mibps,
                 "fsync_us": d.fsync_us,
                 "device_read_cpu_us": d.device_read_cpu_us,
+                "read_latency_note": "the volume's read_latency_us is the latency at the default depth less the CPU of an O_DIRECT read (the CPU library charges a read's CPU apart)",
                 "cached_read_cpu_us": d.cached_read_cpu_us,
                 "buffered_miss_cpu_us": d.buffered_miss_cpu_us,
                 "miss_under_pressure": d.miss_under_pressure,
