@@ -48,6 +48,21 @@ pub struct GenerateArgs {
     /// addresses, and the README shows which keys move.
     #[arg(long, requires = "deployment")]
     from: Option<String>,
+    /// A file whose first line is the shards' password (default: the --from deployment's when it is a directory
+    /// or nutcracker.yml, else 32 random hex digits). Every shard and the proxy require it; it is written to
+    /// the deployment's `password` file.
+    #[arg(long, requires = "deployment")]
+    password_file: Option<String>,
+}
+
+/// The first line of a password file.
+fn read_password(path: &str) -> Result<String> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if line.is_empty() {
+        bail!("the password file {path} is empty (its first line is the password)");
+    }
+    Ok(line.to_string())
 }
 
 /// The proxy configuration of an earlier deployment: a generated directory, its nutcracker.yml, or a
@@ -64,8 +79,12 @@ fn previous(path: &str, a: &GenerateArgs) -> Result<ProxyConfig> {
         base_port: a.base_port,
         proxy_port: a.proxy_port,
         previous: None,
+        password: None,
     };
-    Ok(place(&d, &l)?.0)
+    // a deployment.json does not hold the password its shards run with (--password-file gives it)
+    let mut c = place(&d, &l)?.0;
+    c.redis_auth = None;
+    Ok(c)
 }
 
 fn checkout() -> Option<PathBuf> {
@@ -133,12 +152,26 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 None => None,
             };
             let prev = a.from.as_deref().map(|f| previous(f, &a)).transpose()?;
+            if a.from.as_deref().is_some_and(|f| f.ends_with(".json")) && a.password_file.is_none()
+            {
+                bail!("--from a deployment.json needs --password-file: the password its shards run with (the `password` file of its directory)");
+            }
+            // the kept shards go on running with the previous deployment's password: the new one must be it
+            let given = a.password_file.as_deref().map(read_password).transpose()?;
+            if let Some(p) = &prev {
+                match (&p.redis_auth, &given) {
+                    (None, None) => bail!("the deployment --from names has no password (its shards run without one): restart them with a password first, then pass it with --password-file"),
+                    (Some(old), Some(new)) if old != new => bail!("--password-file differs from the password of the deployment --from names, which its kept shards run with"),
+                    _ => {}
+                }
+            }
             let layout = Layout {
                 hosts,
                 shard_port: a.shard_port,
                 base_port: a.base_port,
                 proxy_port: a.proxy_port,
                 previous: prev,
+                password: given,
             };
             let g = Generate {
                 name: a.name.clone(),
@@ -180,6 +213,10 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                     out.display()
                 );
             }
+            println!(
+                "every shard and the proxy require the password in {}/password (redis-cli: REDISCLI_AUTH=$(cat password))",
+                out.display()
+            );
             if a.hosts.is_some() {
                 println!(
                     "{}/README.md says how to start each host; {}/health.sh checks them",

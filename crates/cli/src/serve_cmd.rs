@@ -39,6 +39,43 @@ pub struct ServeArgs {
     /// Largest request in bytes.
     #[arg(long, default_value_t = 512 * 1024 * 1024)]
     max_request_bytes: usize,
+    /// A file whose first line is the password clients must give (AUTH, or HELLO's AUTH) before any other
+    /// command; the file keeps it out of `ps`.
+    #[arg(long, conflicts_with = "requirepass")]
+    requirepass_file: Option<String>,
+    /// The password clients must give, on the command line (visible in `ps`: prefer --requirepass-file).
+    #[arg(long)]
+    requirepass: Option<String>,
+    /// Commands refused to every client, comma-separated or repeated (e.g. FLUSHALL,FLUSHDB,SHUTDOWN,CONFIG,DEBUG:
+    /// FLUSHDB wipes as FLUSHALL does, and SETNX, MSET and INCR write as SET does, so disable them together).
+    #[arg(long, value_delimiter = ',')]
+    disable_command: Vec<String>,
+    /// Protected mode: without a password, clients that are not on loopback are turned away (as Redis does).
+    #[arg(long, value_enum, default_value_t = YesNo::Yes)]
+    protected_mode: YesNo,
+}
+
+/// A yes-or-no setting.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum YesNo {
+    /// On.
+    Yes,
+    /// Off.
+    No,
+}
+
+/// The password of `--requirepass-file` (its first line) or `--requirepass`.
+fn password(a: &ServeArgs) -> Result<Option<String>> {
+    let Some(path) = &a.requirepass_file else {
+        return Ok(a.requirepass.clone());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the password file {path}"))?;
+    let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if line.is_empty() {
+        bail!("the password file {path} is empty (its first line is the password)");
+    }
+    Ok(Some(line.to_string()))
 }
 
 /// Runs the server until SHUTDOWN, SIGTERM or SIGINT.
@@ -56,6 +93,27 @@ pub fn run(a: ServeArgs) -> Result<()> {
         bind: a.bind.clone(),
         max_connections: a.max_connections,
         max_request_bytes: a.max_request_bytes,
+        requirepass: password(&a)?,
+        disabled_commands: a.disable_command.clone(),
+        protected_mode: a.protected_mode == YesNo::Yes,
+    };
+    if opts.requirepass.as_deref() == Some("") {
+        bail!("--requirepass is empty");
+    }
+    let access = match (&opts.requirepass, opts.protected_mode) {
+        (Some(_), _) => "a password required".to_string(),
+        (None, true) => "no password: loopback clients only (protected mode)".to_string(),
+        (None, false) => {
+            "no password, protected mode off: every client that reaches the port".to_string()
+        }
+    };
+    let disabled = if opts.disabled_commands.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", disabled: {}",
+            opts.disabled_commands.join(" ").to_uppercase()
+        )
     };
     let class = design
         .class
@@ -68,7 +126,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         opts,
         |addr| {
             println!(
-                "cosine serving {} ({class} design, T={}) on {addr}, data in {}, sync {:?}",
+                "cosine serving {} ({class} design, T={}) on {addr}, data in {}, sync {:?}, {access}{disabled}",
                 a.design, design.size_ratio, a.data, a.sync
             );
             let _ = std::io::stdout().flush();

@@ -26,6 +26,18 @@ pub struct Generated {
     pub moved: Option<(f64, f64)>,
 }
 
+/// Writes a file only its owner may read (the shards' password).
+fn write_secret(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    std::io::Write::write_all(&mut o.open(path)?, text.as_bytes())
+}
+
 fn write_script(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)?;
     #[cfg(unix)]
@@ -98,7 +110,10 @@ pub fn generate_deployment(
         };
         generate(design, &out.join("engines").join(&name), &sub)?;
     }
-    std::fs::write(out.join("nutcracker.yml"), proxy.to_yaml())?;
+    // it holds the password (redis_auth): owner-only, as the password file
+    write_secret(&out.join("nutcracker.yml"), &proxy.to_yaml())?;
+    let password = proxy.redis_auth.clone().unwrap_or_default();
+    write_secret(&out.join("password"), &format!("{password}\n"))?;
     std::fs::write(out.join("deployment.json"), d.to_json() + "\n")?;
     let total: u64 = d.shards.iter().map(|s| s.memory_bytes).sum();
     let targets: Vec<f64> = d
@@ -133,6 +148,7 @@ pub fn generate_deployment(
         let spec = &d.shards[i];
         let dir = out.join("hosts").join(&s.name);
         std::fs::create_dir_all(&dir)?;
+        write_secret(&dir.join("password"), &format!("{password}\n"))?;
         let memory = format!(
             "{} VM of {}; the engine's design holds M = {} (buffer {}, filters {}, fences {}, cache {}){}",
             spec.vm,
@@ -150,8 +166,9 @@ pub fn generate_deployment(
         let start = format!(
             r#"#!/usr/bin/env bash
 # {name}: {memory}.
-# Starts the engine on {addr} (COSINE_BIND overrides it, e.g. 0.0.0.0:{port} when the address above is not on
-# this host's interfaces), data in $COSINE_DATA (default ./data); waits until it accepts connections.
+# Starts the engine on {addr} (COSINE_BIND overrides it: the VM's private address and port {port}, never a public
+# or 0.0.0.0 one), data in $COSINE_DATA (default ./data), requiring the password in ./password (the proxy's
+# redis_auth); waits until it accepts connections.
 set -euo pipefail
 cd "$(dirname "$0")"
 DATA="${{COSINE_DATA:-$PWD/data}}"
@@ -163,7 +180,7 @@ fi
 if (echo > /dev/tcp/{host}/{port}) 2>/dev/null; then
   echo "something already listens on {addr}" >&2; exit 1
 fi
-setsid ./{engine} --bind "$BIND" --data "$DATA" < /dev/null > run/engine.log 2>&1 &
+setsid ./{engine} --bind "$BIND" --data "$DATA" --requirepass-file password < /dev/null > run/engine.log 2>&1 &
 pid=$!
 echo $pid > run/engine.pid
 for _ in $(seq 1 300); do
@@ -196,7 +213,7 @@ echo "{name} (pid $pid) is still closing after 2 minutes" >&2; exit 1
         );
         write_script(&dir.join("stop.sh"), &stop)?;
         let unit = format!(
-            "# systemd unit for {name}: {memory}.\n# Install: copy this directory to /opt/cosine/{name} on {host}, then\n#   cp /opt/cosine/{name}/cosine-{name}.service /etc/systemd/system/ && systemctl daemon-reload\n#   systemctl enable --now cosine-{name}\n[Unit]\nDescription=Cosine shard {name} ({vm})\nAfter=network-online.target\nWants=network-online.target\n\n[Service]\nExecStart=/opt/cosine/{name}/{engine} --bind {addr} --data /var/lib/cosine/{name}\nStateDirectory=cosine/{name}\nKillSignal=SIGTERM\nTimeoutStopSec=120\nRestart=on-failure\nLimitNOFILE=65536\n\n[Install]\nWantedBy=multi-user.target\n",
+            "# systemd unit for {name}: {memory}.\n# Install: copy this directory to /opt/cosine/{name} on {host}, then\n#   cp /opt/cosine/{name}/cosine-{name}.service /etc/systemd/system/ && systemctl daemon-reload\n#   systemctl enable --now cosine-{name}\n[Unit]\nDescription=Cosine shard {name} ({vm})\nAfter=network-online.target\nWants=network-online.target\n\n[Service]\nExecStart=/opt/cosine/{name}/{engine} --bind {addr} --data /var/lib/cosine/{name} --requirepass-file /opt/cosine/{name}/password\nStateDirectory=cosine/{name}\nKillSignal=SIGTERM\nTimeoutStopSec=120\nRestart=on-failure\nLimitNOFILE=65536\n\n[Install]\nWantedBy=multi-user.target\n",
             name = s.name,
             host = s.host,
             vm = spec.vm,
@@ -255,7 +272,7 @@ echo "nutcracker did not open 127.0.0.1:{p}:" >&2; cat run/nutcracker.log >&2; e
 
     // health.sh: PING around the proxy, then a probe key per shard through it, read back from the shard itself
     let probes = probe_keys(&proxy);
-    let mut health = format!("#!/usr/bin/env bash\n# Checks every shard directly (PING) and through the proxy: a probe key that the ring sends to each shard is\n# written through the proxy and read back from that shard, so a shard that is down or a proxy that routes\n# differently from nutcracker.yml fails the check. Needs redis-cli (Debian package redis-tools).\ncd \"$(dirname \"$0\")\"\nPROXY_HOST=${{PROXY_HOST:-127.0.0.1}}; PROXY_PORT=${{PROXY_PORT:-{}}}\nfail=0\n", l.proxy_port);
+    let mut health = format!("#!/usr/bin/env bash\n# Checks every shard directly (PING) and through the proxy: a probe key that the ring sends to each shard is\n# written through the proxy and read back from that shard, so a shard that is down or a proxy that routes\n# differently from nutcracker.yml fails the check. Needs redis-cli (Debian package redis-tools); the password is\n# ./password's.\ncd \"$(dirname \"$0\")\"\nREDISCLI_AUTH=\"$(head -n 1 password)\"; export REDISCLI_AUTH\nPROXY_HOST=${{PROXY_HOST:-127.0.0.1}}; PROXY_PORT=${{PROXY_PORT:-{}}}\nfail=0\n", l.proxy_port);
     for (s, key) in proxy.servers.iter().zip(&probes) {
         let _ = writeln!(
             health,
@@ -292,7 +309,7 @@ echo "nutcracker did not open 127.0.0.1:{p}:" >&2; cat run/nutcracker.log >&2; e
     }
     let _ = writeln!(
         readme,
-        "\n## On the VMs\n\n1. On a build machine with Rust: `./build.sh` builds the engines and puts each binary in `hosts/<shard>/`.\n2. Copy `hosts/<shard>/` to its VM (the address above), e.g. `scp -r hosts/shard-0 HOST:/opt/cosine/shard-0`.\n3. On each VM either run `./start.sh` in that directory (`COSINE_DATA` picks the data directory, `./stop.sh`\n   stops it), or install the systemd unit the directory holds (its header says how; data in\n   `/var/lib/cosine/<shard>`). The engine listens on the address above: open that port to the proxy's hosts.\n4. On each application host: `nutcracker.yml` and `./proxy.sh` (Debian package `nutcracker`); clients connect\n   to 127.0.0.1:{p}. Keep each server's name in `nutcracker.yml` when a VM changes address: the names place the\n   ring's points.\n5. `./health.sh` (redis-cli) PINGs each shard and sends a probe key through the proxy to each.\n\n## On this machine\n\n`./start.sh [--debug]` builds and starts every shard and the proxy here (every address must be local), and\n`./stop.sh` stops them.\n",
+        "\n## On the VMs\n\n1. On a build machine with Rust: `./build.sh` builds the engines and puts each binary in `hosts/<shard>/`.\n2. Copy `hosts/<shard>/` to its VM (the address above), e.g. `scp -r hosts/shard-0 HOST:/opt/cosine/shard-0`.\n3. On each VM either run `./start.sh` in that directory (`COSINE_DATA` picks the data directory, `./stop.sh`\n   stops it), or install the systemd unit the directory holds (its header says how; data in\n   `/var/lib/cosine/<shard>`). The engine listens on the address above (the VM's private address: open that port to the proxy's hosts only)\n   and requires the password in `password` (readable by its owner only, as `nutcracker.yml`; keep them so).\n4. On each application host: `nutcracker.yml` and `./proxy.sh` (Debian package `nutcracker`); clients connect\n   to 127.0.0.1:{p} and authenticate with the same password (`AUTH`; nutcracker's `redis_auth`). Keep each server's name in `nutcracker.yml` when a VM changes address: the names place the\n   ring's points.\n5. `./health.sh` (redis-cli) PINGs each shard and sends a probe key through the proxy to each.\n\n## On this machine\n\n`./start.sh [--debug]` builds and starts every shard and the proxy here (every address must be local), and\n`./stop.sh` stops them.\n",
         p = l.proxy_port
     );
     let mut moved = None;

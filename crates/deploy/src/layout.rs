@@ -90,8 +90,11 @@ pub struct Layout {
     pub base_port: u16,
     /// The proxy's port (it listens on 127.0.0.1: run it beside the application).
     pub proxy_port: u16,
-    /// The deployment this one grows from: shards on the same VM type keep their names and addresses.
+    /// The deployment this one grows from: shards on the same VM type keep their names and addresses, and
+    /// every shard its password.
     pub previous: Option<ProxyConfig>,
+    /// The shards' password (None: a new random one, or the previous deployment's).
+    pub password: Option<String>,
 }
 
 /// Names, addresses and tuned weights for every shard of `d`; returns the proxy configuration and the worst
@@ -243,9 +246,37 @@ pub fn place(d: &Deployment, l: &Layout) -> Result<(ProxyConfig, f64), Error> {
             listen: format!("127.0.0.1:{}", l.proxy_port),
             hash: KeyHash::Md5,
             servers,
+            redis_auth: Some(password(l)?),
         },
         error,
     ))
+}
+
+/// The shards' password: the one given, else the previous deployment's (its running shards keep theirs), else
+/// 32 random hex digits.
+fn password(l: &Layout) -> Result<String, Error> {
+    if let Some(p) = l
+        .password
+        .clone()
+        .or_else(|| l.previous.as_ref()?.redis_auth.clone())
+    {
+        // nutcracker.yml holds it unquoted, and redis URLs carry it
+        if p.is_empty()
+            || !p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(Error::Hosts(
+                "a shard password must be letters, digits, '-', '_' or '.'".into(),
+            ));
+        }
+        return Ok(p);
+    }
+    use rand::Rng;
+    let mut rng = rand::rng();
+    Ok((0..32)
+        .map(|_| char::from_digit(rng.random_range(0..16), 16).unwrap_or('0'))
+        .collect())
 }
 
 #[cfg(test)]
@@ -275,6 +306,7 @@ mod tests {
             base_port: 7001,
             proxy_port: 22121,
             previous: None,
+            password: None,
         }
     }
 

@@ -18,6 +18,7 @@
 use crate::proxy::{ProxyConfig, ProxyServer};
 use crate::Error;
 use md5::{Digest, Md5};
+use redis::IntoConnectionInfo;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -84,8 +85,14 @@ impl std::fmt::Display for Report {
     }
 }
 
-fn connect(s: &ProxyServer) -> Result<redis::Connection, Error> {
-    let client = redis::Client::open(format!("redis://{}/", s.addr()))
+/// A connection to one shard, authenticated with the deployment's password where it has one.
+fn connect(s: &ProxyServer, password: Option<&str>) -> Result<redis::Connection, Error> {
+    let mut info: redis::ConnectionInfo = format!("redis://{}/", s.addr())
+        .as_str()
+        .into_connection_info()
+        .map_err(|e| Error::Shard(s.name.clone(), s.addr(), e.to_string()))?;
+    info.redis.password = password.map(str::to_string);
+    let client = redis::Client::open(info)
         .map_err(|e| Error::Shard(s.name.clone(), s.addr(), e.to_string()))?;
     client
         .get_connection_with_timeout(Duration::from_secs(10))
@@ -219,7 +226,7 @@ fn shards(c: &ProxyConfig) -> Result<Vec<Shard<'_>>, Error> {
         .map(|s| {
             Ok(Shard {
                 server: s,
-                conn: connect(s)?,
+                conn: connect(s, c.redis_auth.as_deref())?,
             })
         })
         .collect()

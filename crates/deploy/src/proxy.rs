@@ -47,6 +47,8 @@ pub struct ProxyConfig {
     pub hash: KeyHash,
     /// The shards.
     pub servers: Vec<ProxyServer>,
+    /// The shards' password: nutcracker authenticates to each with it, and asks clients for it (`AUTH`).
+    pub redis_auth: Option<String>,
 }
 
 impl ProxyConfig {
@@ -74,10 +76,14 @@ impl ProxyConfig {
         );
         let _ = writeln!(
             y,
-            "cosine:\n  listen: {}\n  hash: {}\n  distribution: ketama\n  redis: true\n  auto_eject_hosts: false\n  preconnect: true\n  timeout: 5000\n  servers:",
+            "cosine:\n  listen: {}\n  hash: {}\n  distribution: ketama\n  redis: true\n  auto_eject_hosts: false\n  preconnect: true\n  timeout: 5000",
             self.listen,
             self.hash.name()
         );
+        if let Some(p) = &self.redis_auth {
+            let _ = writeln!(y, "  redis_auth: {p}");
+        }
+        let _ = writeln!(y, "  servers:");
         for s in &self.servers {
             let _ = writeln!(
                 y,
@@ -108,6 +114,7 @@ impl ProxyConfig {
     pub fn parse(text: &str) -> Result<ProxyConfig, Error> {
         let bad = |m: String| Error::Proxy(m);
         let (mut listen, mut hash, mut servers) = (None, None, Vec::new());
+        let mut redis_auth = None;
         let mut pools = 0;
         for (n, line) in text.lines().enumerate() {
             let (body, comment) = match line.split_once('#') {
@@ -134,6 +141,19 @@ impl ProxyConfig {
             }
             if let Some(v) = body.strip_prefix("listen:") {
                 listen = Some(v.trim().to_string());
+            } else if let Some(v) = body.strip_prefix("redis_auth:") {
+                let p = v.trim().trim_matches('"');
+                if p.is_empty()
+                    || !p
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                {
+                    return Err(bad(format!(
+                        "line {}: redis_auth must be letters, digits, '-', '_' or '.'",
+                        n + 1
+                    )));
+                }
+                redis_auth = Some(p.to_string());
             } else if let Some(v) = body.strip_prefix("hash:") {
                 let v = v.trim();
                 hash = Some(KeyHash::parse(v).ok_or_else(|| {
@@ -215,6 +235,7 @@ impl ProxyConfig {
             listen: listen.ok_or_else(|| bad("no listen address".into()))?,
             hash: hash.ok_or_else(|| bad("no hash".into()))?,
             servers,
+            redis_auth,
         })
     }
 }
@@ -244,8 +265,18 @@ mod tests {
                     vm: "r5.xlarge".into(),
                 },
             ],
+            redis_auth: None,
         };
         assert_eq!(ProxyConfig::parse(&c.to_yaml()).ok(), Some(c.clone()));
+        let with_auth = ProxyConfig {
+            redis_auth: Some("0123abcd".into()),
+            ..c.clone()
+        };
+        assert!(with_auth.to_yaml().contains("\n  redis_auth: 0123abcd\n"));
+        assert_eq!(
+            ProxyConfig::parse(&with_auth.to_yaml()).ok(),
+            Some(with_auth)
+        );
         assert!(ProxyConfig::parse("cosine:\n  listen: x\n  hash: murmur\n").is_err());
         assert!(ProxyConfig::parse("cosine:\n  listen: x\n  hash: md5\n").is_err());
         let yaml = c.to_yaml();

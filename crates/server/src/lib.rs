@@ -11,15 +11,18 @@
 #![deny(clippy::unwrap_used)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod auth;
 pub mod commands;
 pub mod commit;
+pub mod reader;
 pub mod resp;
 pub mod store;
 
-use commands::{is_transaction_command, Control, Db, Transaction};
+use auth::Access;
+use commands::{is_transaction_command, Control, Db, Session};
 use cosine_design::Design;
 use cosine_engine::{Engine, Options};
-use resp::{Protocol, Reply};
+use resp::Reply;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -36,6 +39,9 @@ pub enum ServerError {
     /// The engine failed to open or close.
     #[error(transparent)]
     Engine(#[from] cosine_engine::Error),
+    /// An access setting was refused (an empty password, an unknown command to disable).
+    #[error(transparent)]
+    Access(#[from] auth::AccessError),
     /// Binding or serving failed.
     #[error("{context}: {source}")]
     Io {
@@ -55,6 +61,12 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// Largest request (sum of its arguments) in bytes.
     pub max_request_bytes: usize,
+    /// The default user's password (Redis's `requirepass`): None lets every client in.
+    pub requirepass: Option<String>,
+    /// Commands refused to every client (e.g. FLUSHALL, FLUSHDB, SHUTDOWN, CONFIG, DEBUG).
+    pub disabled_commands: Vec<String>,
+    /// Protected mode: without a password, clients not on loopback are turned away.
+    pub protected_mode: bool,
 }
 
 impl Default for ServerOptions {
@@ -63,6 +75,9 @@ impl Default for ServerOptions {
             bind: "127.0.0.1:6380".into(),
             max_connections: 1024,
             max_request_bytes: 512 << 20,
+            requirepass: None,
+            disabled_commands: Vec::new(),
+            protected_mode: true,
         }
     }
 }
@@ -75,6 +90,12 @@ pub fn run(
     opts: ServerOptions,
     ready: impl FnOnce(SocketAddr),
 ) -> Result<(), ServerError> {
+    let access = Access::new(
+        opts.requirepass.as_deref(),
+        &opts.disabled_commands,
+        opts.protected_mode,
+        commands::is_command,
+    )?;
     let engine = Arc::new(Engine::open_with(dir, design, engine_opts)?);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -83,7 +104,7 @@ pub fn run(
             context: "starting the runtime".into(),
             source,
         })?;
-    let db = Arc::new(Db::new(engine.clone(), design.clone()));
+    let db = Arc::new(Db::with_access(engine.clone(), design.clone(), access));
     let served = rt.block_on(serve(db.clone(), opts, ready));
     db.committer.stop();
     drop(rt);
@@ -97,7 +118,8 @@ pub fn run(
     Ok(())
 }
 
-/// Serves `db` until SHUTDOWN or SIGTERM/SIGINT.
+/// Serves `db` until SHUTDOWN or SIGTERM/SIGINT: `opts` gives the address and limits; who may run what is the
+/// db's [`Access`] (see [`Db::with_access`]; [`run`] builds it from `opts`).
 pub async fn serve(
     db: Arc<Db>,
     opts: ServerOptions,
@@ -125,9 +147,13 @@ pub async fn serve(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((socket, _)) = accepted else { continue };
+                let Ok((socket, peer)) = accepted else { continue };
                 db.connections.fetch_add(1, Ordering::Relaxed);
                 let _ = socket.set_nodelay(true);
+                if db.access.turns_away(&peer) {
+                    tokio::spawn(refuse(socket, auth::DENIED));
+                    continue;
+                }
                 match slots.clone().try_acquire_owned() {
                     Ok(permit) => {
                         let (db, stop, max) = (db.clone(), stop.clone(), opts.max_request_bytes);
@@ -137,10 +163,7 @@ pub async fn serve(
                         });
                     }
                     Err(_) => {
-                        let mut socket = socket;
-                        let mut out = Vec::new();
-                        Reply::err("ERR max number of clients reached").encode(&mut out);
-                        let _ = socket.write_all(&out).await;
+                        tokio::spawn(refuse(socket, "ERR max number of clients reached"));
                     }
                 }
             }
@@ -152,28 +175,66 @@ pub async fn serve(
     Ok(())
 }
 
+/// How long a connection may wait before it authenticates, where a password is set.
+const AUTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether a request may authenticate its connection (AUTH, or HELLO with AUTH).
+fn is_auth(args: &[Vec<u8>]) -> bool {
+    args.first()
+        .is_some_and(|c| c.eq_ignore_ascii_case(b"AUTH") || c.eq_ignore_ascii_case(b"HELLO"))
+}
+
+/// Answers one error and closes the connection.
+async fn refuse(mut socket: TcpStream, why: &'static str) {
+    let mut out = Vec::new();
+    Reply::err(why).encode(&mut out);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), socket.write_all(&out)).await;
+    let _ = socket.shutdown().await;
+}
+
 async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: usize) {
-    let mut proto = Protocol::Resp2;
-    let mut multi: Option<Transaction> = None;
-    let mut buf: Vec<u8> = Vec::with_capacity(16 * 1024);
+    let mut session = Session::new(&db.access);
+    let mut reader = reader::RequestReader::new(max);
     let mut chunk = vec![0u8; 64 * 1024];
+    // requests already received wait behind an AUTH: read them before the socket again
+    let mut pending = false;
     loop {
-        let n = match socket.read(&mut chunk).await {
-            Ok(0) | Err(_) => return, // the client went away, possibly mid-request
-            Ok(n) => n,
-        };
-        buf.extend_from_slice(&chunk[..n]);
+        if !pending {
+            let read = if session.authed {
+                socket.read(&mut chunk).await
+            } else {
+                // a connection that has not authenticated holds a slot for a while only
+                match tokio::time::timeout(AUTH_TIMEOUT, socket.read(&mut chunk)).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        let mut out = Vec::new();
+                        Reply::err("ERR no AUTH within 10 s: closing").encode(&mut out);
+                        let _ = tokio::time::timeout(AUTH_TIMEOUT, socket.write_all(&out)).await;
+                        return;
+                    }
+                }
+            };
+            let n = match read {
+                Ok(0) | Err(_) => return, // the client went away, possibly mid-request
+                Ok(n) => n,
+            };
+            reader.extend(&chunk[..n]);
+        }
+        pending = false;
         let mut out = Vec::new();
-        let mut consumed = 0;
         let mut control = Control::Continue;
         let mut protocol_error = None;
         let mut requests = Vec::new();
         loop {
-            match resp::parse(&buf[consumed..], max) {
-                Ok(Some((args, used))) => {
-                    consumed += used;
+            match reader.next(session.authed) {
+                Ok(Some(args)) => {
                     if !args.is_empty() {
                         requests.push(args);
+                    }
+                    // an AUTH lifts the limits on what follows it: the rest waits for its reply
+                    if !session.authed && requests.last().is_some_and(|a| is_auth(a)) {
+                        pending = true;
+                        break;
                     }
                 }
                 Ok(None) => break,
@@ -183,8 +244,12 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
                 }
             }
         }
-        // a transaction (open, or opened in this batch) keeps every request on the ordered path
-        let ordered = multi.is_some() || requests.iter().any(|a| is_transaction_command(a));
+        // a transaction (open, or opened in this batch), a connection yet to authenticate and a command switched
+        // off keep every request on the ordered path
+        let ordered = session.tx.is_some()
+            || !session.authed
+            || requests.iter().any(|a| is_transaction_command(a))
+            || !db.all_enabled(&requests);
         let sets: Option<Vec<(Vec<u8>, Vec<u8>)>> = if requests.is_empty() || ordered {
             None
         } else {
@@ -208,7 +273,7 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
             match db.try_point_reads(&requests) {
                 Some(replies) => {
                     for r in replies {
-                        r.encode_as(proto, &mut out);
+                        r.encode_as(session.proto, &mut out);
                     }
                 }
                 // a transaction runs or waits: the event loop must not wait with it
@@ -225,7 +290,7 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
                         return;
                     };
                     for r in replies {
-                        r.encode_as(proto, &mut out);
+                        r.encode_as(session.proto, &mut out);
                     }
                 }
             }
@@ -233,39 +298,33 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
             let db2 = db.clone();
             // other engine calls may block longer (scans, log fsyncs): run them on the blocking pool, so that
             // many connections can wait on one group-commit fsync at once
-            let mut tx = multi.take();
-            let mut p = proto;
+            let mut s = std::mem::replace(&mut session, Session::new(&db.access));
             let done = tokio::task::spawn_blocking(move || {
                 let mut replies = Vec::new();
                 let mut control = Control::Continue;
                 for args in &requests {
-                    let (r, c) = db2.execute_in(&mut tx, args, p);
-                    if let Control::Protocol(next) = c {
-                        // HELLO's own reply is in the protocol it switched to
-                        p = next;
-                    }
-                    replies.push((r, p));
+                    let (r, c) = db2.execute_in(&mut s, args);
+                    // HELLO's own reply is in the protocol it switched to
+                    replies.push((r, s.proto));
                     if matches!(c, Control::Close | Control::Shutdown) {
                         control = c;
                         break;
                     }
                 }
-                (replies, control, tx, p)
+                (replies, control, s)
             })
             .await;
-            let Ok((replies, c, tx, p)) = done else {
+            let Ok((replies, c, s)) = done else {
                 return;
             };
-            multi = tx;
-            proto = p;
+            session = s;
             for (r, p) in &replies {
                 r.encode_as(*p, &mut out);
             }
             control = c;
         }
-        buf.drain(..consumed);
         if let Some(e) = &protocol_error {
-            Reply::err(format!("ERR {e}")).encode_as(proto, &mut out);
+            Reply::err(format!("ERR {e}")).encode_as(session.proto, &mut out);
         }
         if socket.write_all(&out).await.is_err() {
             return;

@@ -86,7 +86,7 @@ fn growing_from_three_shards_to_four_moves_a_quarter_and_loses_nothing() {
         .map(|i| (format!("user{}", i * 7919), format!("v0-{i}")))
         .collect();
     let keys: Vec<String> = pairs.iter().map(|p| p.0.clone()).collect();
-    let mut old_client = Resp::connect(&format!("127.0.0.1:{old_proxy}"));
+    let mut old_client = Resp::connect(&format!("127.0.0.1:{old_proxy}"), &password(&old));
     old_client.set_all(&pairs);
     let (old_ring, new_ring) = (old_cfg.ring(), new_cfg.ring());
     let moves = |k: &str| {
@@ -139,11 +139,13 @@ fn growing_from_three_shards_to_four_moves_a_quarter_and_loses_nothing() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     // a reader through a proxy while a pass runs: every key it reads is found
+    let pass = password(&old);
     let reading = |addr: String, keys: Vec<String>| {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let s = stop.clone();
+        let pass = pass.clone();
         let t = std::thread::spawn(move || {
-            let mut c = Resp::connect(&addr);
+            let mut c = Resp::connect(&addr, &pass);
             let mut reads = 0usize;
             while !s.load(std::sync::atomic::Ordering::Relaxed) || reads == 0 {
                 let got = c.get_all(&keys[..2000]);
@@ -206,7 +208,7 @@ fn growing_from_three_shards_to_four_moves_a_quarter_and_loses_nothing() {
     // switch: the old proxy stops, the new one serves
     script(&old.join("proxy.sh"), &["stop"]);
     script(&new.join("proxy.sh"), &[]);
-    let mut c = Resp::connect(&format!("127.0.0.1:{new_proxy}"));
+    let mut c = Resp::connect(&format!("127.0.0.1:{new_proxy}"), &password(&new));
     // through the new proxy before the finish: newer than what the old shards hold (0..50 were written in
     // between too)
     write(&mut c, &mut want, 0..50, "v2");

@@ -94,7 +94,15 @@ struct Resp {
 }
 
 impl Resp {
-    fn connect(addr: &str) -> Resp {
+    /// A connection to `addr`, authenticated with `password` (a deployment's: its shards and proxy require it).
+    fn connect(addr: &str, password: &str) -> Resp {
+        let mut c = Resp::open(addr);
+        let reply = c.pipeline(&[vec!["AUTH".into(), password.into()]]);
+        assert_eq!(reply[0].as_deref(), Some("+OK"), "AUTH at {addr}");
+        c
+    }
+
+    fn open(addr: &str) -> Resp {
         for _ in 0..100 {
             if let Ok(s) = std::net::TcpStream::connect(addr) {
                 s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
@@ -165,8 +173,8 @@ impl Resp {
 }
 
 /// Every key a shard holds, read from the shard itself.
-fn shard_keys(addr: &str) -> Vec<String> {
-    let mut c = redis::Client::open(format!("redis://{addr}/"))
+fn shard_keys(addr: &str, password: &str) -> Vec<String> {
+    let mut c = redis::Client::open(format!("redis://:{password}@{addr}/"))
         .unwrap()
         .get_connection_with_timeout(Duration::from_secs(10))
         .unwrap();
@@ -199,7 +207,7 @@ fn check_routing(cfg: &ProxyConfig) -> Vec<Vec<String>> {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let keys = shard_keys(&s.addr());
+            let keys = shard_keys(&s.addr(), cfg.redis_auth.as_deref().unwrap_or_default());
             for k in &keys {
                 assert_eq!(
                     ring.owner(k.as_bytes()),
@@ -211,6 +219,14 @@ fn check_routing(cfg: &ProxyConfig) -> Vec<Vec<String>> {
             keys
         })
         .collect()
+}
+
+/// A generated deployment's password (its `password` file).
+fn password(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("password"))
+        .unwrap()
+        .trim_end()
+        .to_string()
 }
 
 fn memory_shares(dir: &Path) -> Vec<f64> {

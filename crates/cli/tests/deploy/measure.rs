@@ -48,12 +48,13 @@ fn measure_hashes() {
         "fnv1_64",
         "fnv1a_64",
     ];
+    let pass = password(&out);
     for hash in hashes {
         for tuned in [false, true] {
             let mut yml = String::new();
             let proxy = free_port();
             yml.push_str(&format!(
-                "m:\n  listen: 127.0.0.1:{proxy}\n  hash: {hash}\n  distribution: ketama\n  redis: true\n  servers:\n"
+                "m:\n  listen: 127.0.0.1:{proxy}\n  hash: {hash}\n  distribution: ketama\n  redis: true\n  redis_auth: {pass}\n  servers:\n"
             ));
             for (i, s) in cfg.servers.iter().enumerate() {
                 let w = if tuned { s.weight as u64 } else { gib[i] };
@@ -90,13 +91,13 @@ fn measure_hashes() {
                         .unwrap();
                     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
                 }
-                let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"));
+                let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"), &pass);
                 let pairs: Vec<(String, String)> =
                     keys.iter().map(|k| (k.clone(), "v".into())).collect();
                 c.set_all(&pairs);
                 let mut worst = 0.0f64;
                 for (s, share) in cfg.servers.iter().zip(&shares) {
-                    let mut sc = redis::Client::open(format!("redis://{}/", s.addr()))
+                    let mut sc = redis::Client::open(format!("redis://:{pass}@{}/", s.addr()))
                         .unwrap()
                         .get_connection()
                         .unwrap();

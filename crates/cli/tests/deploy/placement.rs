@@ -22,7 +22,7 @@ fn mixed_vms_hold_their_share_of_every_key_shape() {
     for (got, want) in cfg.ring().shares().iter().zip(&shares) {
         assert!((got / want - 1.0).abs() < 0.02, "{got} against {want}");
     }
-    let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"));
+    let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"), &password(&out));
     let n = 100_000u64;
     // the three shapes (sequential ids, YCSB's user keys, random)
     let shapes: Vec<_> = key_shapes(n)
@@ -158,7 +158,7 @@ fn a_deployment_on_three_hosts_starts_host_by_host() {
         script(&out.join("hosts").join(&s.name).join("start.sh"), &[]);
     }
     script(&out.join("proxy.sh"), &[]);
-    let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"));
+    let mut c = Resp::connect(&format!("127.0.0.1:{proxy}"), &password(&out));
     let pairs: Vec<(String, String)> = (0..10_000)
         .map(|i| (format!("user:{i}"), format!("value-{i}")))
         .collect();

@@ -3,6 +3,7 @@
 //!
 //! The server and its helpers are here; the tests are in one module per concept: commands, RESP3, resilience.
 
+mod auth;
 mod commands;
 mod resilience;
 mod resp3;
@@ -22,6 +23,12 @@ impl Server {
     fn start(data: &std::path::Path, extra: &[&str]) -> Server {
         let design =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/design-lsm.json");
+        // loopback on a free port unless the test binds elsewhere
+        let bind: &[&str] = if extra.contains(&"--bind") {
+            &[]
+        } else {
+            &["--bind", "127.0.0.1:0"]
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_cosine"))
             .args([
                 "serve",
@@ -29,9 +36,8 @@ impl Server {
                 design.to_str().unwrap(),
                 "--data",
                 data.to_str().unwrap(),
-                "--bind",
-                "127.0.0.1:0",
             ])
+            .args(bind)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

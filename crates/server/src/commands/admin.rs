@@ -1,16 +1,47 @@
-//! Connection and server commands: HELLO, COMMAND, CONFIG, INFO.
+//! Connection and server commands: HELLO, AUTH, COMMAND, CONFIG, INFO.
 
 use super::*;
 
+/// A user name and password given to HELLO's AUTH.
+pub type Credentials<'a> = (&'a [u8], &'a [u8]);
+
+/// The settings CONFIG GET answers (what this server does, not knobs it takes).
+fn config_value(key: &[u8]) -> Option<&'static [u8]> {
+    match key {
+        b"save" => Some(b""),
+        b"appendonly" => Some(b"yes"),
+        b"databases" => Some(b"1"),
+        _ => None,
+    }
+}
+
 impl Db {
-    /// HELLO's reply, in the protocol it asks for (or `current`), and the protocol it switches to.
-    pub(super) fn hello(&self, a: &[Vec<u8>], current: Protocol) -> (Reply, Option<Protocol>) {
-        let proto = match Db::hello_protocol(a) {
-            Ok(p) => p,
-            Err(e) => return (e, None),
+    /// HELLO's reply, in the protocol it asks for (or the session's). With `AUTH user pass` it authenticates the
+    /// session first (`WRONGPASS`, and nothing switched, on wrong credentials); without, a session that has not
+    /// authenticated gets `NOAUTH`. The session switches protocol before the reply, which is in the new one.
+    pub(super) fn hello(&self, a: &[Vec<u8>], session: &mut Session) -> Reply {
+        let (proto, credentials) = match Db::hello_protocol(a) {
+            Ok(h) => h,
+            Err(e) => return e,
         };
-        let shown = proto.unwrap_or(current);
-        let reply = Reply::Map(vec![
+        match credentials {
+            Some((user, pass)) if !self.access.admits(Some(user), pass) => {
+                return Reply::err(auth::WRONGPASS)
+            }
+            Some(_) => session.authed = true,
+            None if !session.authed => {
+                return Reply::err(
+                    "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO \
+                     <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP \
+                     protocol version at the same time",
+                )
+            }
+            None => {}
+        }
+        if let Some(p) = proto {
+            session.proto = p;
+        }
+        Reply::Map(vec![
             (Reply::bulk("server"), Reply::bulk("cosine")),
             (
                 Reply::bulk("version"),
@@ -18,7 +49,7 @@ impl Db {
             ),
             (
                 Reply::bulk("proto"),
-                Reply::Integer(match shown {
+                Reply::Integer(match session.proto {
                     Protocol::Resp3 => 3,
                     Protocol::Resp2 => 2,
                 }),
@@ -27,13 +58,14 @@ impl Db {
             (Reply::bulk("mode"), Reply::bulk("standalone")),
             (Reply::bulk("role"), Reply::bulk("master")),
             (Reply::bulk("modules"), Reply::Array(Some(Vec::new()))),
-        ]);
-        (reply, proto)
+        ])
     }
 
-    /// The protocol `HELLO [protover [AUTH user pass] [SETNAME name]]` asks for (None: unchanged), or its error
-    /// reply. The connection switches before the reply, which is in the new protocol.
-    pub fn hello_protocol(a: &[Vec<u8>]) -> Result<Option<Protocol>, Reply> {
+    /// The protocol `HELLO [protover [AUTH user pass] [SETNAME name]]` asks for (None: unchanged) and the
+    /// credentials it gives, or its error reply.
+    pub fn hello_protocol(
+        a: &[Vec<u8>],
+    ) -> Result<(Option<Protocol>, Option<Credentials<'_>>), Reply> {
         let proto = match a.first().map(|v| int_arg(v)) {
             None => None,
             Some(Some(2)) => Some(Protocol::Resp2),
@@ -45,17 +77,43 @@ impl Db {
                 ))
             }
         };
+        let mut credentials = None;
         let mut i = 1;
         while i < a.len() {
             match String::from_utf8_lossy(&a[i]).to_ascii_uppercase().as_str() {
                 "SETNAME" if i + 1 < a.len() => i += 2,
-                // no users or passwords here: every client is the default user, as a Redis without
-                // requirepass accepts any credentials in HELLO
-                "AUTH" if i + 2 < a.len() => i += 3,
+                "AUTH" if i + 2 < a.len() => {
+                    credentials = Some((&a[i + 1][..], &a[i + 2][..]));
+                    i += 3
+                }
                 _ => return Err(Reply::err("ERR syntax error in HELLO option")),
             }
         }
-        Ok(proto)
+        Ok((proto, credentials))
+    }
+
+    /// `AUTH password` or `AUTH user password`: authenticates the session, or `WRONGPASS` (a session that had
+    /// authenticated stays so, as in Redis).
+    pub(super) fn auth(&self, a: &[Vec<u8>], authed: &mut bool) -> Reply {
+        let (user, pass) = match a {
+            [pass] => {
+                if !self.access.requires_password() {
+                    return Reply::err(
+                        "ERR AUTH <password> called without any password configured for the default user. \
+                         Are you sure your configuration is correct?",
+                    );
+                }
+                (None, pass)
+            }
+            [user, pass] => (Some(&user[..]), pass),
+            _ => return arity("auth"),
+        };
+        if self.access.admits(user, pass) {
+            *authed = true;
+            Reply::ok()
+        } else {
+            Reply::err(auth::WRONGPASS)
+        }
     }
 
     pub(super) fn command(&self, a: &[Vec<u8>]) -> Reply {
@@ -93,18 +151,26 @@ impl Db {
                     .get(1)
                     .map(|k| String::from_utf8_lossy(k).to_string())
                     .unwrap_or_default();
-                let value = match key.as_str() {
-                    "save" => Some(""),
-                    "appendonly" => Some("yes"),
-                    "databases" => Some("1"),
-                    _ => None,
-                };
-                Reply::Map(match value {
-                    Some(v) => vec![(Reply::bulk(key), Reply::bulk(v))],
+                Reply::Map(match config_value(key.as_bytes()) {
+                    Some(v) => vec![(Reply::bulk(key), Reply::bulk(v.to_vec()))],
                     None => Vec::new(),
                 })
             }
-            Some(s) if s == "SET" || s == "RESETSTAT" => Reply::ok(),
+            // settings are fixed at start: a SET that changes nothing is answered OK, any other is an error
+            // (never a silent OK that changes nothing, such as a password that would not be checked)
+            Some(s) if s == "SET" => match a {
+                [_, key, value] if config_value(key) == Some(&value[..]) => Reply::ok(),
+                [_, key, _] => Reply::err(format!(
+                    "ERR CONFIG SET '{}' is not supported: this server's settings are fixed at start (cosine serve --help)",
+                    String::from_utf8_lossy(key)
+                )),
+                _ => arity("config|set"),
+            },
+            Some(s) if s == "RESETSTAT" => {
+                self.commands.store(0, Ordering::Relaxed);
+                self.connections.store(0, Ordering::Relaxed);
+                Reply::ok()
+            }
             _ => Reply::err("ERR CONFIG subcommand must be GET, SET or RESETSTAT"),
         }
     }

@@ -1,6 +1,7 @@
 //! The commands: Redis semantics on the engine. Each runs to completion (the engine is synchronous); the
 //! connection task runs point reads on the event loop and everything else on the blocking pool.
 
+use crate::auth::{self, Access};
 use crate::resp::{Protocol, Reply};
 use crate::store::{self, HASH, INTERNAL, STRING, ZSET};
 use cosine_design::Design;
@@ -14,8 +15,6 @@ use std::sync::Arc;
 pub enum Control {
     /// Read the next request.
     Continue,
-    /// Read the next request; replies from this one on are in this protocol (HELLO).
-    Protocol(Protocol),
     /// Close this connection (QUIT).
     Close,
     /// Stop the server (SHUTDOWN).
@@ -39,6 +38,30 @@ pub struct Db {
     /// Held shared by every command and group commit, and exclusively while EXEC runs a transaction, so that
     /// nothing interleaves with one.
     pub exclusive: Arc<parking_lot::RwLock<()>>,
+    /// Who may run what: the password, the commands switched off, protected mode.
+    pub access: Access,
+}
+
+/// One connection's state: its protocol, its open transaction, and whether it has authenticated.
+#[derive(Debug)]
+pub struct Session {
+    /// The protocol its replies are in (HELLO switches it).
+    pub proto: Protocol,
+    /// Its transaction, after MULTI.
+    pub tx: Option<Transaction>,
+    /// Whether it may run commands: at once where no password is set, after AUTH or HELLO's AUTH otherwise.
+    pub authed: bool,
+}
+
+impl Session {
+    /// A new connection's state under `access`: RESP2, no transaction, authenticated where no password is set.
+    pub fn new(access: &Access) -> Session {
+        Session {
+            proto: Protocol::Resp2,
+            tx: None,
+            authed: !access.requires_password(),
+        }
+    }
 }
 
 /// A connection's open transaction (after MULTI): the commands queued for EXEC, and whether one was refused
@@ -102,9 +125,15 @@ mod strings;
 mod zsets;
 
 impl Db {
-    /// A database over `engine`.
+    /// A database over `engine`, open to every client (see [`Db::with_access`]).
     pub fn new(engine: Arc<Engine>, design: Design) -> Self {
+        Self::with_access(engine, design, Access::default())
+    }
+
+    /// A database over `engine` under `access`.
+    pub fn with_access(engine: Arc<Engine>, design: Design, access: Access) -> Self {
         Db {
+            access,
             committer: crate::commit::Committer::default(),
             exclusive: Arc::new(parking_lot::RwLock::new(())),
             engine,
@@ -147,21 +176,47 @@ impl Db {
         }
     }
 
-    /// Runs one request of a connection that may be in a transaction and speaks `proto`: MULTI opens one, the
-    /// commands after it are checked and queued (`+QUEUED`), EXEC runs them with nothing else interleaving and
-    /// answers their replies in one array, DISCARD drops them. Inside a transaction QUIT closes the connection
-    /// at once, and SHUTDOWN, HELLO and WATCH are refused and abort it, as in Redis; WATCH is refused outside
-    /// one too (no optimistic locking here). HELLO answers [`Control::Protocol`] when it switches.
-    pub fn execute_in(
-        &self,
-        tx: &mut Option<Transaction>,
-        args: &[Vec<u8>],
-        proto: Protocol,
-    ) -> (Reply, Control) {
+    /// Whether every request may take a connection's fast paths (group-committed SETs, point reads on the event
+    /// loop): none is switched off.
+    pub fn all_enabled(&self, requests: &[Vec<Vec<u8>>]) -> bool {
+        self.access.disabled().is_empty()
+            || requests.iter().all(|a| {
+                let cmd = a
+                    .first()
+                    .map(|c| String::from_utf8_lossy(c).to_ascii_uppercase())
+                    .unwrap_or_default();
+                !self.access.is_disabled(&cmd)
+            })
+    }
+
+    /// Runs one request of a connection (see [`Session`]). Where a password is set, only AUTH, HELLO with AUTH
+    /// and QUIT run before the connection authenticates (`NOAUTH` otherwise); a command switched off is
+    /// refused. MULTI opens a transaction, the commands after it are checked and queued (`+QUEUED`), EXEC runs
+    /// them with nothing else interleaving and answers their replies in one array, DISCARD drops them. Inside
+    /// a transaction QUIT closes the connection at once, and SHUTDOWN, HELLO, AUTH and WATCH are refused and
+    /// abort it, as in Redis; WATCH is refused outside one too (no optimistic locking here). HELLO switches
+    /// the session's protocol before its reply, which is in the new one.
+    pub fn execute_in(&self, session: &mut Session, args: &[Vec<u8>]) -> (Reply, Control) {
         let cmd = args
             .first()
             .map(|c| String::from_utf8_lossy(c).to_ascii_uppercase())
             .unwrap_or_default();
+        if !session.authed && !matches!(cmd.as_str(), "AUTH" | "HELLO" | "QUIT") {
+            return (Reply::err(auth::NOAUTH), Control::Continue);
+        }
+        let tx = &mut session.tx;
+        if self.access.is_disabled(&cmd) {
+            if let Some(t) = tx.as_mut() {
+                t.dirty = true;
+            }
+            return (
+                Reply::err(format!(
+                    "ERR '{}' is disabled on this server (--disable-command)",
+                    cmd.to_lowercase()
+                )),
+                Control::Continue,
+            );
+        }
         let control_of = |c: &str| matches!(c, "MULTI" | "EXEC" | "DISCARD");
         if control_of(&cmd) && args.len() != 1 {
             if let Some(t) = tx.as_mut() {
@@ -175,12 +230,9 @@ impl Db {
             (None, "UNWATCH") => Reply::ok(),
             (None, "HELLO") => {
                 let _shared = self.exclusive.read();
-                let (reply, switched) = self.hello(&args[1..], proto);
-                return match switched {
-                    Some(p) => (reply, Control::Protocol(p)),
-                    None => (reply, Control::Continue),
-                };
+                self.hello(&args[1..], session)
             }
+            (None, "AUTH") => self.auth(&args[1..], &mut session.authed),
             (None, "MULTI") => {
                 *tx = Some(Transaction::default());
                 Reply::ok()
@@ -192,7 +244,7 @@ impl Db {
                 t.dirty = true;
                 Reply::err("ERR MULTI calls can not be nested")
             }
-            (Some(t), "SHUTDOWN" | "HELLO" | "WATCH") => {
+            (Some(t), "SHUTDOWN" | "HELLO" | "AUTH" | "WATCH") => {
                 t.dirty = true;
                 Reply::err("ERR Command not allowed inside a transaction")
             }
@@ -280,7 +332,8 @@ impl Db {
                     Reply::err("ERR DB index is out of range (this server has one database)")
                 }
             }
-            "HELLO" => self.hello(a, Protocol::Resp2).0,
+            // answered per connection by `execute_in`, and refused inside a transaction
+            "HELLO" | "AUTH" => Reply::err("ERR Command not allowed inside a transaction"),
             "COMMAND" => self.command(a),
             "CONFIG" => self.config(a),
             "CLIENT" => match a
@@ -386,6 +439,11 @@ impl Db {
     }
 }
 
+/// Whether `name` (upper case) is a command of this server.
+pub fn is_command(name: &str) -> bool {
+    COMMANDS.iter().any(|(c, _)| *c == name)
+}
+
 /// Commands and their Redis arity (for COMMAND).
 const COMMANDS: &[(&str, i64)] = &[
     ("PING", -1),
@@ -394,6 +452,7 @@ const COMMANDS: &[(&str, i64)] = &[
     ("SHUTDOWN", -1),
     ("SELECT", 2),
     ("HELLO", -1),
+    ("AUTH", -2),
     ("COMMAND", -1),
     ("CONFIG", -2),
     ("CLIENT", -2),
