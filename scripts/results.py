@@ -252,7 +252,6 @@ def render():
         replace_section(bench, f"search-{budget}", search_table(search, budget))
     if verify:
         replace_section(bench, "verify", verify_table(verify))
-        replace_section(readme, "verify-summary", verify_summary(verify))
 
 
 def main():

@@ -55,16 +55,6 @@ pub struct GenerateArgs {
     password_file: Option<String>,
 }
 
-/// The first line of a password file.
-fn read_password(path: &str) -> Result<String> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
-    let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
-    if line.is_empty() {
-        bail!("the password file {path} is empty (its first line is the password)");
-    }
-    Ok(line.to_string())
-}
-
 /// The proxy configuration of an earlier deployment: a generated directory, its nutcracker.yml, or a
 /// deployment.json laid out as `cosine generate` would on 127.0.0.1.
 fn previous(path: &str, a: &GenerateArgs) -> Result<ProxyConfig> {
@@ -157,7 +147,11 @@ pub fn run(a: GenerateArgs) -> Result<()> {
                 bail!("--from a deployment.json needs --password-file: the password its shards run with (the `password` file of its directory)");
             }
             // the kept shards go on running with the previous deployment's password: the new one must be it
-            let given = a.password_file.as_deref().map(read_password).transpose()?;
+            let given = a
+                .password_file
+                .as_deref()
+                .map(cosine_server::auth::password_file)
+                .transpose()?;
             if let Some(p) = &prev {
                 match (&p.redis_auth, &given) {
                     (None, None) => bail!("the deployment --from names has no password (its shards run without one): restart them with a password first, then pass it with --password-file"),

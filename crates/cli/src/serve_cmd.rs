@@ -69,13 +69,7 @@ fn password(a: &ServeArgs) -> Result<Option<String>> {
     let Some(path) = &a.requirepass_file else {
         return Ok(a.requirepass.clone());
     };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the password file {path}"))?;
-    let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
-    if line.is_empty() {
-        bail!("the password file {path} is empty (its first line is the password)");
-    }
-    Ok(Some(line.to_string()))
+    Ok(Some(cosine_server::auth::password_file(path)?))
 }
 
 /// Runs the server until SHUTDOWN, SIGTERM or SIGINT.

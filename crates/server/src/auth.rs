@@ -11,9 +11,31 @@ pub enum AccessError {
     /// An empty password would let anyone in while looking protected.
     #[error("the password is empty")]
     EmptyPassword,
+    /// A password file that cannot be read, or whose first line is empty.
+    #[error("the password file {path}: {why}")]
+    PasswordFile {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A name given to disable is not a command this server knows.
     #[error("cannot disable '{0}': not a command of this server")]
     UnknownCommand(String),
+}
+
+/// The password a file holds: its first line (a trailing `\r` dropped), never empty.
+pub fn password_file(path: &str) -> Result<String, AccessError> {
+    let bad = |why: String| AccessError::PasswordFile {
+        path: path.to_string(),
+        why,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let line = text.lines().next().unwrap_or("").trim_end_matches('\r');
+    if line.is_empty() {
+        return Err(bad("empty (its first line is the password)".into()));
+    }
+    Ok(line.to_string())
 }
 
 /// Commands an operator may switch off that this server does not otherwise implement (refused either way).

@@ -17,17 +17,6 @@ fn exchange(s: &mut TcpStream, request: &[u8], lines: usize) -> String {
     String::from_utf8_lossy(&got).into_owned()
 }
 
-/// Stops a server that a SHUTDOWN from an unauthenticated client could not: SIGTERM, then a clean exit.
-fn stop(mut server: Server) {
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(server.child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert!(server.child.wait().unwrap().success());
-}
-
 #[test]
 fn a_password_keeps_out_every_command_until_auth() {
     let dir = data_dir("serve-auth");
@@ -109,7 +98,7 @@ fn a_password_keeps_out_every_command_until_auth() {
         .get_connection();
     assert!(wrong.is_err());
     drop((s, h, c));
-    stop(server);
+    server.terminate();
 }
 
 #[test]
@@ -228,7 +217,7 @@ fn protected_mode_turns_away_clients_beyond_loopback_without_a_password() {
     let pong: String = redis::cmd("PING").query(&mut local).unwrap();
     assert_eq!(pong, "PONG");
     drop((remote, local));
-    stop(server);
+    server.terminate();
     // with protected mode off, the same client is served
     let server = Server::start(
         dir.path(),
@@ -241,5 +230,5 @@ fn protected_mode_turns_away_clients_beyond_loopback_without_a_password() {
         .unwrap();
     assert_eq!(exchange(&mut remote, b"PING\r\n", 1), "+PONG\r\n");
     drop(remote);
-    stop(server);
+    server.terminate();
 }

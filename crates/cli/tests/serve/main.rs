@@ -72,6 +72,17 @@ impl Server {
         s
     }
 
+    /// SIGTERM (what a SHUTDOWN from an unauthenticated client cannot do), then a clean exit.
+    fn terminate(mut self) {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(self.child.wait().unwrap().success());
+    }
+
     fn shutdown(mut self) {
         let _ = redis::cmd("SHUTDOWN").exec(&mut self.client());
         let status = self.child.wait().unwrap();

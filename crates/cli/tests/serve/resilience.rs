@@ -27,14 +27,7 @@ fn pipelining_and_persistence_across_restarts() {
         .arg("yes")
         .query(&mut c)
         .unwrap();
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(server.child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let mut server = server;
-    assert!(server.child.wait().unwrap().success());
+    server.terminate();
     let server2 = Server::start(dir.path(), &[]);
     let mut c = server2.client();
     let v: Option<String> = redis::cmd("GET")
