@@ -96,11 +96,10 @@ fn code_lines(text: &str) -> usize {
 }
 
 /// Files that still pass the limit, each with the code lines it may not grow past: split one and take it off.
-const MUST_WAIT: [(&str, usize); 4] = [
+const MUST_WAIT: [(&str, usize); 3] = [
     ("crates/learn/src/knobs.rs", 702),
     ("crates/learn/src/tune.rs", 606),
     ("crates/design/src/simulate.rs", 604),
-    ("crates/validate/src/report.rs", 603),
 ];
 
 const CODE_LINE_LIMIT: usize = 600;

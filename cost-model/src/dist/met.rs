@@ -26,6 +26,7 @@ pub(super) fn simulate_writes(
     entries: f64,
     parts: &[KeyPart],
     flush_entries: Option<f64>,
+    phase: crate::loaded::WritePhase,
 ) -> Option<std::rc::Rc<crate::loaded::UnderWrites>> {
     let mut sizes = crate::loaded::Sizes::of(
         workload.key_bytes as usize,
@@ -42,6 +43,7 @@ pub(super) fn simulate_writes(
         (written_before(workload), written(workload)),
         parts,
         workload.mix.insert / write_share(workload),
+        phase,
     )
 }
 
@@ -221,7 +223,14 @@ impl DistributionAware {
         if tree.l == 0 || !writes(workload) || self.quirks.nominal_loaded_tree {
             return None;
         }
-        simulate_writes(design, workload, shape.effective_entries, parts, None)
+        simulate_writes(
+            design,
+            workload,
+            shape.effective_entries,
+            parts,
+            None,
+            self.write_phase,
+        )
     }
 }
 

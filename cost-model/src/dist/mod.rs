@@ -88,6 +88,9 @@ pub struct DistributionAware {
     pub calibration: Calibration,
     /// The engine that runs an LSH design (fixed model): ours, or FASTER for the search's FASTER baseline.
     pub lsh_engine: LshEngine,
+    /// The phase of the merge cycles a window of writes is priced at, where the planner's simulation runs:
+    /// their mean by default, the simulation's own for a writer that waits for every merge.
+    pub write_phase: crate::loaded::WritePhase,
 }
 
 impl DistributionAware {
@@ -246,6 +249,28 @@ impl DistributionAware {
         } else {
             design.runs_as_lsh()
         }
+    }
+
+    /// Writes between two merges into the deepest level `workload`'s writes reach, as the planner's
+    /// simulation runs them (None where it does not run, or meets fewer than two): a window of fewer writes
+    /// meets that merge or not by where it falls in the cycle, so what it measures swings about the cycle's
+    /// mean the model prices. `cosine verify` says how many cycles its timed run holds.
+    pub fn write_cycle(
+        &self,
+        design: &Design,
+        workload: &Workload,
+    ) -> Result<Option<f64>, ModelError> {
+        design.validate()?;
+        workload.validate()?;
+        let keys = KeySpace::from_workload(workload);
+        let shape = data_shape(design, workload, &keys, &self.quirks);
+        let under = if self.prices_as_lsh(design, &shape) {
+            self.log_under_writes(design, workload, &shape, &keys)
+        } else {
+            let parts = keys.parts_cow();
+            self.met_tree(design, workload, &shape, &parts).under_writes
+        };
+        Ok(under.and_then(|u| u.cycle_writes))
     }
 
     /// The levels the model prices `design` as holding under `workload` (a tree-shaped design; an LSH design,

@@ -55,19 +55,10 @@ pub(super) fn log_write(
     shape: &DataShape,
     log: &Log,
     q: &ReferenceQuirks,
-    engine: LshEngine,
+    (engine, phase): (LshEngine, crate::loaded::WritePhase),
 ) -> f64 {
-    let simulates = design.compaction == Compaction::Partial
-        && writes(workload)
-        && !q.nominal_loaded_tree
-        && !q.table2_write_cost
-        && engine.merges_runs()
-        && log.eb >= 1.0;
-    if simulates {
-        if let Some(u) = simulate_writes(design, workload, shape.entries, &log.parts, Some(log.eb))
-        {
-            return u.moved_per_write / shape.entries_per_block;
-        }
+    if let Some(u) = log_simulated(design, workload, shape, log, q, (engine, phase)) {
+        return u.moved_per_write / shape.entries_per_block;
     }
     let levels = log.ages.levels();
     engine_write_cost(
@@ -78,6 +69,35 @@ pub(super) fn log_write(
         log.ages.versions(),
         written_before(workload)..written(workload),
         q.levels_always_fill,
+    )
+}
+
+/// The planner's simulation of an LSH design's log under `workload`'s writes, where it runs: our engine's
+/// log compacting partially, with flushes of what the hash-log buffer holds.
+pub(super) fn log_simulated(
+    design: &Design,
+    workload: &Workload,
+    shape: &DataShape,
+    log: &Log,
+    q: &ReferenceQuirks,
+    (engine, phase): (LshEngine, crate::loaded::WritePhase),
+) -> Option<std::rc::Rc<crate::loaded::UnderWrites>> {
+    let simulates = design.compaction == Compaction::Partial
+        && writes(workload)
+        && !q.nominal_loaded_tree
+        && !q.table2_write_cost
+        && engine.merges_runs()
+        && log.eb >= 1.0;
+    if !simulates {
+        return None;
+    }
+    simulate_writes(
+        design,
+        workload,
+        shape.entries,
+        &log.parts,
+        Some(log.eb),
+        phase,
     )
 }
 

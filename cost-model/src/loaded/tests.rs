@@ -200,6 +200,7 @@ fn a_level_whose_cycle_outlasts_the_writes_is_met_at_one_phase() {
             (w0, w0 + flushes * per_flush),
             &updates(n),
             0.0,
+            WritePhase::Simulated,
         )
         .expect("simulated")
         .runs
@@ -252,7 +253,83 @@ fn inserts_a_key_space_spreads_over_the_data_add_keys() {
     // simulation's tree holds the 60,000 (the last level's runs are the load's and the inserts' keys)
     let d = btree(12, 6, 3, Compaction::Full);
     let sizes = Sizes::of(23, 1000, 4096);
-    let u = under_writes(&d, 60_000.0, sizes, (29_000.0, 30_000.0), &parts, 1.0).unwrap();
+    let u = under_writes(
+        &d,
+        60_000.0,
+        sizes,
+        (29_000.0, 30_000.0),
+        &parts,
+        1.0,
+        WritePhase::CycleMean,
+    )
+    .unwrap();
     let held: f64 = u.entries.iter().sum();
     assert!((held - 60_000.0).abs() < 0.03 * 60_000.0, "{u:?}");
+}
+
+#[test]
+fn the_deepest_merges_cycle_and_the_span_of_whole_cycles() {
+    // merges into level 2 after flushes 3, 9 and 15 (every sixth), shallower ones between
+    let deepest = [0, 1, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 2, 1];
+    assert_eq!(deepest_cycle(&deepest), Some(6));
+    // a window shorter than the cycle is widened to one; a longer one to the nearest whole number of them
+    assert_eq!(averaged_span(&deepest, 0, 2), 6);
+    assert_eq!(averaged_span(&deepest, 4, 17), 12);
+    assert_eq!(averaged_span(&deepest, 4, 22), 18);
+    // one deep merge, or none: no cycle, the window as it is
+    assert_eq!(deepest_cycle(&[0, 0, 2, 1]), None);
+    assert_eq!(deepest_cycle(&[0, 0, 0]), None);
+    assert_eq!(averaged_span(&[0, 0, 2, 1], 1, 3), 2);
+    assert!(!whole_cycles(&deepest[..8], 0, 2));
+    assert!(whole_cycles(&deepest[..10], 0, 2));
+}
+
+#[test]
+fn a_window_shorter_than_its_cycle_is_priced_at_the_cycles_mean() {
+    // T = 16, K = 15, Z = 1: level 1 gathers up to fifteen flushes, then merges them into the last level,
+    // which rewrites the data set: a window of two flushes (widened by the phase slack, about a dozen) moves a
+    // flush's bytes each or the whole data set's besides, by its phase
+    let d = btree(16, 15, 1, Compaction::Full);
+    let sizes = Sizes::of(23, 1000, 4096);
+    // (10,000 entries are 40 flushes: level 2, a leveled last level, holds them all)
+    let n = 10_000.0;
+    let per_flush = entries_per_flush(&d, sizes);
+    let write = |from: f64, flushes: f64, phase: WritePhase| {
+        let w0 = from * per_flush;
+        let u = under_writes(
+            &d,
+            n,
+            sizes,
+            (w0, w0 + flushes * per_flush),
+            &updates(n),
+            0.0,
+            phase,
+        )
+        .expect("simulated");
+        (u.moved_per_write, u.cycle_writes)
+    };
+    let at_phases = |phase| -> Vec<f64> {
+        (0..6)
+            .map(|i| write(60.0 + 3.0 * i as f64, 2.0, phase).0)
+            .collect()
+    };
+    let spread = |v: &[f64]| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        hi / lo
+    };
+    // at the simulation's own phase it swings about twofold from window to window
+    let simulated = at_phases(WritePhase::Simulated);
+    assert!(spread(&simulated) > 1.8, "{simulated:?}");
+    // the cycle's mean is the same at every phase, and the mean of a long window of the simulation's
+    let mean = at_phases(WritePhase::CycleMean);
+    assert!(spread(&mean) < 1.02, "{mean:?}");
+    let long = write(60.0, 600.0, WritePhase::Simulated).0;
+    assert!((mean[0] / long - 1.0).abs() < 0.05, "{mean:?} vs {long}");
+    // and the cycle is the writes of at most fifteen flushes (level 1 is pushed at its K-th run or its
+    // capacity's bytes, whichever comes first: the ninth flush here; a flush takes a few more writes than
+    // its entries, some of them rewriting a key it holds)
+    let cycle = write(60.0, 2.0, WritePhase::CycleMean).1.expect("a cycle") / per_flush;
+    assert!((2.0..=16.0).contains(&cycle), "{cycle}");
 }

@@ -24,9 +24,13 @@ pub struct VerifyArgs {
     /// Records loaded (1 KB each).
     #[arg(long, default_value_t = 2_000_000)]
     records: u64,
-    /// Operations timed (after as many again as a warm-up).
+    /// Operations timed (after a warm-up of `--warmup`).
     #[arg(long, default_value_t = 200_000)]
     ops: u64,
+    /// Operations of the untimed warm-up before the timed run (default: as many as --ops). It warms the
+    /// caches; a timed run long enough to hold whole merge cycles needs no warm-up as long.
+    #[arg(long)]
+    warmup: Option<u64>,
     /// The memory cgroup every design runs in, in bytes: the VM's memory the search prices.
     #[arg(long, default_value_t = 256 << 20)]
     memory_cap: u64,
@@ -78,7 +82,7 @@ struct Checked {
 /// Runs `cosine verify`.
 pub fn run(a: VerifyArgs) -> Result<()> {
     let w = workload(&a)?;
-    let model = model_workload(&w, a.ops);
+    let model = model_workload(&w, a.ops, a.warmup.unwrap_or(a.ops));
     let threads = a.threads;
     let (catalog, cpu) = machine(&a)?;
     let vcpus = catalog.providers[0].vms[0].vcpus;
@@ -190,12 +194,12 @@ fn workload(a: &VerifyArgs) -> Result<CoreWorkload> {
     Ok(w)
 }
 
-/// The model's workload of a cell's timed run: the load's records, `ops` operations after as many of a
+/// The model's workload of a cell's timed run: the load's records, `ops` operations after `warmup` of a
 /// warm-up.
-fn model_workload(w: &CoreWorkload, ops: u64) -> cosine_design::Workload {
+fn model_workload(w: &CoreWorkload, ops: u64, warmup: u64) -> cosine_design::Workload {
     let mut m = w.to_model();
     m.operations = ops;
-    m.operations_before = ops;
+    m.operations_before = warmup;
     m
 }
 
@@ -275,6 +279,7 @@ fn run_cells(
         "--seed",
         &a.seed.to_string(),
     ])
+    .args(["--warmup", &a.warmup.unwrap_or(a.ops).to_string()])
     .arg("--dir")
     .arg(a.dir.join("db"))
     .args(["--cap-or-warn", "--json"]);
@@ -358,6 +363,24 @@ fn timed_flushes(a: &VerifyArgs, model: &cosine_design::Workload, s: &Scored) ->
 /// Flushes a timed run should hold to meet the merges the model prices (one merge of a level of T runs).
 const STEADY_FLUSHES: f64 = 4.0;
 
+/// The timed run's writes over the writes between two merges into the deepest level they reach, and that
+/// cycle's writes ([`DistributionAware::write_cycle`](cosine_cost_model::DistributionAware::write_cycle)),
+/// where the planner's simulation gives one. The model prices the cycle's mean: a timed run of fewer cycles
+/// meets the deepest merge or not by its phase (a free-paced load leaves the levels at a phase of its own).
+fn timed_cycles(a: &VerifyArgs, model: &cosine_design::Workload, s: &Scored) -> Option<(f64, f64)> {
+    let cycle = cosine_cost_model::DistributionAware::new()
+        .write_cycle(&s.design, model)
+        .ok()
+        .flatten()
+        .filter(|c| *c > 0.0)?;
+    let timed = a.ops as f64 * (model.mix.writes() + model.mix.rmw);
+    Some((timed / cycle, cycle))
+}
+
+/// Whole cycles of the deepest merges a timed run should hold for its measured write I/O to be the cycle's
+/// mean whatever its phase: a window of n whole cycles meets n of those merges (a shorter one, 0 or 1).
+const STEADY_CYCLES: f64 = 3.0;
+
 /// Operations a second the search priced for one VM running `s`.
 fn priced_ops(s: &Scored, model: &cosine_design::Workload) -> f64 {
     model.operations as f64 / s.latency_s
@@ -383,6 +406,7 @@ fn report(
             "priced_page_cache_share": c.priced.requests.cached_share,
             "priced_op_latency_us": c.priced.delivered.map(|d| d.op_latency_s * 1e6),
             "timed_flushes": timed_flushes(a, model, &c.priced),
+            "timed_write_cycles": timed_cycles(a, model, &c.priced).map(|c| c.0),
             "measured_ops_per_s": c.measured.map(|m| m.0),
             "measured_ios_per_op": c.measured.and_then(|m| m.1),
             "throughput_measured_over_priced": c.measured.map(|m| m.0 / priced),
@@ -413,7 +437,8 @@ fn report(
         .collect();
     let enforced = (!rows.is_empty()).then(|| rows.iter().all(|r| r["cgroup_peak_bytes"].is_u64()));
     json!({
-        "workload": a.workload, "records": a.records, "operations": a.ops, "memory_cap": a.memory_cap,
+        "workload": a.workload, "records": a.records, "operations": a.ops,
+        "warmup": a.warmup.unwrap_or(a.ops), "memory_cap": a.memory_cap,
         "memory_enforced": enforced,
         "data_over_cap": data_bytes(model) / a.memory_cap as f64,
         "client_threads": threads, "rounds": a.rounds, "seed": a.seed,
@@ -513,6 +538,18 @@ fn print_report(
     if flushes < STEADY_FLUSHES {
         println!(
             "  note: the timed run writes {flushes:.1}x a design's flush at least (under {STEADY_FLUSHES}x): its flushes and merges fall mostly outside it, so it measures less background work (I/Os and CPU) than the priced steady state; more --ops measure it"
+        );
+    }
+    let share = model.mix.writes() + model.mix.rmw;
+    let pick = checked
+        .first()
+        .and_then(|c| timed_cycles(a, model, &c.priced))
+        .filter(|(n, _)| *n < STEADY_CYCLES);
+    if let (Some((n, cycle)), true) = (pick, share > 0.0) {
+        println!(
+            "  note: the pick's timed run holds {n:.1} cycles of its merges into its deepest level (one per {} writes): a run that short meets those merges or not by where it falls in the cycle, so its measured I/Os swing about the cycle's mean priced; --ops {} holds {STEADY_CYCLES} whole cycles",
+            describe::count(cycle),
+            (STEADY_CYCLES * cycle / share).ceil() as u64
         );
     }
     println!("  goals: measured throughput within ±25% of priced, I/Os an operation within ±15%");

@@ -15,6 +15,7 @@ pub mod cgroup;
 mod cpu;
 mod harness;
 pub mod overhead;
+mod pace;
 pub mod probe;
 pub mod profile;
 mod report;
@@ -23,9 +24,9 @@ pub use calibrate::calibrate_engine;
 pub use cases::{cases, fixed_variants, random_design, Case, CaseSpec};
 pub use cpu::{measure_engine_cpu, measure_op_cpu, CpuMeasured, CPU_ROUNDS};
 pub use harness::{class_designs, run_bench, searched_design, NoProgress, Progress, Run, RunSpec};
+pub use pace::{pace_of, Pace};
 pub use report::{
-    accuracy, compare, pace_of, rescore, run_case, run_case_loads, summary, Measured, Pace,
-    VALIDATE_SLICES,
+    accuracy, compare, rescore, run_case, run_case_loads, summary, Measured, VALIDATE_SLICES,
 };
 
 /// What validation and calibration fail with.

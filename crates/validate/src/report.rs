@@ -2,9 +2,10 @@
 
 use crate::cases::Case;
 use crate::harness::{run_bench, NoProgress, RunSpec};
+use crate::pace::{pace_of, Pace};
 use crate::{Error, Result};
 use cosine_cost_model::loaded::LOAD_SPREAD;
-use cosine_cost_model::{DistributionAware, IoModel};
+use cosine_cost_model::IoModel;
 use cosine_engine::SyncMode;
 use serde_json::{json, Value};
 
@@ -28,48 +29,6 @@ pub fn accuracy(p: f64, m: f64) -> f64 {
 /// the run met).
 pub fn run_case(c: &Case, i: usize) -> Result<Value> {
     run_case_loads(c, i, 1, SyncMode::Never, Pace::Merged)
-}
-
-/// How validate's client paces its writes against the engine's flushes and merges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pace {
-    /// The client waits for the flushes and merges after every quarter of a flush's writes ([`pace_of`]; load, warm-up and run):
-    /// each flush is merged before the next one is made, so the tree keeps its design's shape and every
-    /// flush gets its own merge, as the cost model prices a design.
-    Merged,
-    /// The client writes as fast as it can: a writer that outruns the merges lets flushed runs queue (up to
-    /// the engine's stall) and one merge take several of them, fewer block writes a write than the design's
-    /// rules, and a tree whose shape depends on the two speeds.
-    Free,
-}
-
-impl Pace {
-    /// The name a report records (`merged`, `free`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Pace::Merged => "merged",
-            Pace::Free => "free",
-        }
-    }
-}
-
-/// The client's writes between two waits for the background work: a quarter of a flush's entries of `w`'s
-/// records under [`Pace::Merged`], none under [`Pace::Free`]. A part then never fills a buffer twice: the
-/// buffer charges an entry at least [`cosine_design::shape::sorted_buffer_entry_bytes`] (the skiplist's;
-/// the hash log's table charges more, up to 1.4 of that with 100-byte values), so a part is at most half a
-/// flush, and what the buffer held before it less than one.
-pub fn pace_of(
-    design: &cosine_design::Design,
-    w: &cosine_ycsb::CoreWorkload,
-    pace: Pace,
-) -> Option<u64> {
-    match pace {
-        Pace::Merged => {
-            let entry = cosine_design::shape::sorted_buffer_entry_bytes(23, w.value_bytes()) as u64;
-            Some((design.flush_bytes() / entry.max(1) / 4).max(1))
-        }
-        Pace::Free => None,
-    }
 }
 
 /// [`run_case`] over `loads` fresh loads of the engine (a read-only cell's loads spread over
@@ -172,7 +131,7 @@ pub fn run_case_loads(
 fn measure(c: &Case, tag: &str, sync: SyncMode, pace: Pace) -> Result<(Measured, Value)> {
     let (design, w) = (&c.design, &c.workload);
     let dir = std::env::temp_dir().join(format!("cosine-validate-{}-{tag}", std::process::id()));
-    let model = DistributionAware::new();
+    let model = pace.model();
     // Warm up with the workload's own writes until the buffer has filled T + 1 times per merge into the last
     // level (T^{L−1}(T + 1) fills, at most 10 × the records): the buffer and the levels then hold what the
     // workload writes (the model's steady state), and the flush and compaction I/O, counted over warm-up and
@@ -245,6 +204,7 @@ fn measure(c: &Case, tag: &str, sync: SyncMode, pace: Pace) -> Result<(Measured,
         warm_up_writes: warm_up,
         run_writes: r.run_writes,
         run_inserted: r.run.inserted,
+        pace,
     };
     let tree: Value = r
         .stats
@@ -303,6 +263,9 @@ pub struct Measured {
     pub run_writes: u64,
     /// Records the measured run inserted.
     pub run_inserted: u64,
+    /// How the client paced its writes: what the model is asked to price (a merged pace meets the phase of
+    /// the merge cycles the planner's simulation gives; a free one, a phase the model prices by its mean).
+    pub pace: Pace,
 }
 
 /// The store after `done` of the warm-up's and the run's writes of `w`: the load's records and the inserts so
@@ -325,7 +288,7 @@ fn store_after(w: &cosine_ycsb::CoreWorkload, done: f64) -> cosine_design::Workl
 /// half of the warm-up with the run's own writes going on between them, so the model is asked about the store
 /// each slice met (its predictions are averaged as the measurement averages the slices).
 fn slice_costs(c: &Case, m: &Measured) -> Vec<cosine_cost_model::IoCost> {
-    let model = DistributionAware::new();
+    let model = m.pace.model();
     slice_stores(c, m)
         .iter()
         .filter_map(|slice| model.evaluate(&c.design, slice).ok())
@@ -364,7 +327,7 @@ fn slices_beside(c: &Case, m: &Measured, slices: &Value) -> Value {
     let Some(slices) = slices.as_array() else {
         return Value::Null;
     };
-    let model = DistributionAware::new();
+    let model = m.pace.model();
     let stores = slice_stores(c, m);
     if slices.len() != stores.len() {
         // (a run of fewer operations than slices ran fewer slices than the model's points)
@@ -400,7 +363,7 @@ fn slices_beside(c: &Case, m: &Measured, slices: &Value) -> Value {
 /// workload, threads, design, predicted, measured, accuracy, and the same per operation type).
 pub fn compare(c: &Case, m: &Measured) -> Value {
     let (design, w) = (&c.design, &c.workload);
-    let model = DistributionAware::new();
+    let model = m.pace.model();
     let warm_up = m.warm_up_writes as f64;
     let write_share = w.insert + w.update + w.read_modify_write;
     let at = |done: f64| store_after(w, done);
@@ -516,6 +479,7 @@ pub fn rescore(report: &Value) -> Result<Vec<Value>> {
                 warm_up_writes: field("warm_up_writes")?.as_u64().unwrap_or(0),
                 run_writes: count("run_writes", writes),
                 run_inserted: count("run_inserted", w.insert),
+                pace: Pace::named(r.get("pace").and_then(Value::as_str)),
             };
             let case = Case {
                 label: field("label")?.as_str().unwrap_or_default().to_string(),
@@ -581,6 +545,7 @@ pub fn summary(rows: &[Value]) -> Value {
 mod tests {
     use super::*;
     use crate::cases::{cases, CaseSpec};
+    use cosine_cost_model::DistributionAware;
     use cosine_design::DesignClass;
 
     /// The engine runs of these tests, one at a time: the case with writes measures flush and compaction blocks

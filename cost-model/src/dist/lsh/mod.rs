@@ -80,7 +80,14 @@ impl DistributionAware {
         let write = if q.table2_write_cost {
             1.0 / b
         } else {
-            write::log_write(design, workload, shape, &log, q, self.lsh_engine)
+            write::log_write(
+                design,
+                workload,
+                shape,
+                &log,
+                q,
+                (self.lsh_engine, self.write_phase),
+            )
         };
         let insert = if q.table2_write_cost { appended } else { write };
         // the log's runs are sorted files under a hash index: a scan seeks into each (index block and data
@@ -107,6 +114,26 @@ impl DistributionAware {
     }
 
     /// The log of `design` under `workload` ([`Log`]).
+    /// The planner's simulation of an LSH design's log under `workload`'s writes, where it runs
+    /// ([`write::log_simulated`]).
+    pub(in crate::dist) fn log_under_writes(
+        &self,
+        design: &Design,
+        workload: &Workload,
+        shape: &DataShape,
+        keys: &KeySpace,
+    ) -> Option<std::rc::Rc<crate::loaded::UnderWrites>> {
+        let log = self.log(design, workload, shape, keys);
+        write::log_simulated(
+            design,
+            workload,
+            shape,
+            &log,
+            &self.quirks,
+            (self.lsh_engine, self.write_phase),
+        )
+    }
+
     fn log<'k>(
         &self,
         design: &Design,
