@@ -180,16 +180,17 @@ def spread(d):
 def verify_rows(paths):
     """Each design of each `cosine verify --json` file: priced against measured."""
     lines = [
-        "| workload | design | priced ops/s | measured ops/s (median) | rounds' range | measured ÷ priced | "
-        "priced I/Os an op | measured | ÷ priced |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| workload | seed, ops timed | design | priced ops/s | measured ops/s (median) | rounds' range | "
+        "measured ÷ priced | priced I/Os an op | measured | ÷ priced |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for path in sorted(paths):
         v = json.load(open(path))
         for d in v["designs"] + ([v["rocksdb"]] if v.get("rocksdb") else []):
             label = d["label"].split(" M_B=")[0].replace("(fixed design; run at its tuning guide's settings)", "(fixed)")
             lines.append(
-                f'| {v["workload"]} | {label} | {fmt_count(d["priced_ops_per_s"])} | '
+                f'| {v["workload"]} | {v.get("seed", "-")}, {fmt_count(v["operations"])} | {label} | '
+                f'{fmt_count(d["priced_ops_per_s"])} | '
                 f'{fmt_count(d["measured_ops_per_s"])} | {spread(d)} | '
                 f'{fmt_ratio(d["throughput_measured_over_priced"])} | '
                 f'{d["priced_ios_per_op"]:.3f} | '

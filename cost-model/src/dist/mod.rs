@@ -251,10 +251,10 @@ impl DistributionAware {
         }
     }
 
-    /// Writes between two merges into the deepest level `workload`'s writes reach, as the planner's
-    /// simulation runs them (None where it does not run, or meets fewer than two): a window of fewer writes
-    /// meets that merge or not by where it falls in the cycle, so what it measures swings about the cycle's
-    /// mean the model prices. `cosine verify` says how many cycles its timed run holds.
+    /// Writes between two of the biggest merges `workload`'s writes make (those into the deepest level), as
+    /// the planner's simulation runs them (None where it does not run, or meets fewer than two): a window of
+    /// fewer writes meets that merge or not by where it falls in the cycle, so what it measures swings about
+    /// the cycle's mean the model prices. `cosine verify` says how many cycles its timed run holds.
     pub fn write_cycle(
         &self,
         design: &Design,

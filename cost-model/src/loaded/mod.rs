@@ -252,15 +252,13 @@ fn settle(
     levels: &mut Vec<LevelView>,
     ids: &mut Ids,
     mut versions: Option<&mut Versions>,
-) -> usize {
-    let mut deepest = 0;
+) {
     for _ in 0..MAX_PLANS_PER_FLUSH {
         let hot = residency(levels, design.fence_bytes, |f| {
             (f.bytes.saturating_sub(cut.overhead) as f64 * load.per_byte).round() as u64
         })
         .hot_levels;
         let p = plan(levels, &Policy::of(design, hot));
-        deepest = deepest.max(merged_into(&p));
         if p == Plan::Nothing {
             break;
         }
@@ -268,19 +266,6 @@ fn settle(
             Some(v) => apply_keeping_versions(&p, levels, cut, ids, v),
             None => apply(&p, levels, cut, ids),
         };
-    }
-    deepest
-}
-
-/// The level a plan writes a merge into (1-based), 0 for none: a file that partial compaction moves down
-/// without overlapping anything is renamed, not merged.
-fn merged_into(p: &Plan) -> usize {
-    match p {
-        Plan::MergeRuns { target, .. } => *target,
-        Plan::MergeFile {
-            level, overlapping, ..
-        } if !overlapping.is_empty() => level + 1,
-        _ => 0,
     }
 }
 
@@ -442,7 +427,7 @@ thread_local! {
 
 mod writes;
 #[cfg(test)]
-use writes::{averaged_span, deepest_cycle, inserting, whole_cycles};
+use writes::{averaged_span, inserting, merge_cycle, whole_cycles};
 pub use writes::{under_writes, UnderWrites, WritePhase, MAX_WRITE_FLUSHES, RUN_PHASE_SLACK};
 
 #[cfg(test)]

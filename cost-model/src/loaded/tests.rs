@@ -268,20 +268,28 @@ fn inserts_a_key_space_spreads_over_the_data_add_keys() {
 }
 
 #[test]
-fn the_deepest_merges_cycle_and_the_span_of_whole_cycles() {
-    // merges into level 2 after flushes 3, 9 and 15 (every sixth), shallower ones between
-    let deepest = [0, 1, 2, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 2, 1];
-    assert_eq!(deepest_cycle(&deepest), Some(6));
+fn the_big_merges_cycle_and_the_span_of_whole_cycles() {
+    // flushes of 1 (their own run), a push into level 2 of 5 every third, the data set's 40 every ninth
+    let mut moved = vec![1.0; 30];
+    for i in (0..30).step_by(3) {
+        moved[i] = 5.0;
+    }
+    for i in [2, 11, 20, 29] {
+        moved[i] = 40.0;
+    }
+    assert_eq!(merge_cycle(&moved), Some(9));
     // a window shorter than the cycle is widened to one; a longer one to the nearest whole number of them
-    assert_eq!(averaged_span(&deepest, 0, 2), 6);
-    assert_eq!(averaged_span(&deepest, 4, 17), 12);
-    assert_eq!(averaged_span(&deepest, 4, 22), 18);
-    // one deep merge, or none: no cycle, the window as it is
-    assert_eq!(deepest_cycle(&[0, 0, 2, 1]), None);
-    assert_eq!(deepest_cycle(&[0, 0, 0]), None);
-    assert_eq!(averaged_span(&[0, 0, 2, 1], 1, 3), 2);
-    assert!(!whole_cycles(&deepest[..8], 0, 2));
-    assert!(whole_cycles(&deepest[..10], 0, 2));
+    assert_eq!(averaged_span(&moved, 0, 2), 9);
+    assert_eq!(averaged_span(&moved, 4, 17), 9);
+    assert_eq!(averaged_span(&moved, 4, 19), 18);
+    // one big merge: no cycle yet, the window as it is; a history of equal flushes: a cycle of one
+    assert_eq!(merge_cycle(&moved[..10]), None);
+    assert_eq!(averaged_span(&moved[..10], 1, 3), 2);
+    assert_eq!(merge_cycle(&[1.0, 1.0, 1.0]), Some(1));
+    assert_eq!(merge_cycle(&[0.0, 0.0]), None);
+    // whole cycles from `first` need the flushes simulated to reach past them
+    assert!(!whole_cycles(&moved[..12], 5, 7));
+    assert!(whole_cycles(&moved[..14], 5, 7));
 }
 
 #[test]
@@ -332,4 +340,38 @@ fn a_window_shorter_than_its_cycle_is_priced_at_the_cycles_mean() {
     // its entries, some of them rewriting a key it holds)
     let cycle = write(60.0, 2.0, WritePhase::CycleMean).1.expect("a cycle") / per_flush;
     assert!((2.0..=16.0).contains(&cycle), "{cycle}");
+}
+
+#[test]
+fn a_window_at_the_loads_end_is_priced_over_the_cycle_past_it() {
+    // the first two flushes after the load: the window (widened by the phase slack to about four) holds no
+    // whole cycle of the big merges, so the simulation runs on past it to find one
+    let d = btree(16, 15, 1, Compaction::Full);
+    let sizes = Sizes::of(23, 1000, 4096);
+    let n = 10_000.0;
+    let per_flush = entries_per_flush(&d, sizes);
+    let write = |flushes: f64, phase: WritePhase| {
+        under_writes(
+            &d,
+            n,
+            sizes,
+            (0.0, flushes * per_flush),
+            &updates(n),
+            0.0,
+            phase,
+        )
+        .expect("simulated")
+    };
+    let short = write(2.0, WritePhase::CycleMean);
+    let cycle = short.cycle_writes.expect("a cycle past the window") / per_flush;
+    assert!(cycle > 4.0, "{cycle}");
+    let long = write(600.0, WritePhase::Simulated).moved_per_write;
+    assert!(
+        (short.moved_per_write / long - 1.0).abs() < 0.1,
+        "{} vs {long}",
+        short.moved_per_write
+    );
+    // at the simulation's phase the same window is priced otherwise
+    let at_phase = write(2.0, WritePhase::Simulated).moved_per_write;
+    assert!((at_phase / long - 1.0).abs() > 0.2, "{at_phase} vs {long}");
 }

@@ -34,9 +34,9 @@ pub struct UnderWrites {
     /// The entries each level holds (level 1 first, versions of a key in several runs counted in each), on
     /// average over the same flushes as [`UnderWrites::runs`].
     pub entries: Vec<f64>,
-    /// Writes between two merges into the deepest level the writes reach (the longest such gap the
-    /// simulation met), where it met two: a window of fewer writes meets that merge or not by its phase,
-    /// so what it measures swings about the mean priced ([`WritePhase::CycleMean`]).
+    /// Writes between two of the biggest merges, those into the deepest level (the longest gap the
+    /// simulation met between two), where it met two: a window of fewer writes meets that merge or not by
+    /// its phase, so what it measures swings about the mean priced ([`WritePhase::CycleMean`]).
     pub cycle_writes: Option<f64>,
     /// How the runs each level holds spread over the same flushes (level 1 first): per level, the share of
     /// those flushes after which it held 0, 1, 2, .. runs. A window that spans much of a level's fill cycle
@@ -47,9 +47,10 @@ pub struct UnderWrites {
 /// Which phase of its levels' merge cycles a window of writes is priced at ([`under_writes`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WritePhase {
-    /// The mean over whole cycles of the merges into the deepest level the writes reach: a window meets
-    /// its cycles at a phase no model knows, since an engine whose merges run beside the writer leaves a
-    /// load elsewhere in them than a settled one (see `averaged_span`). What a real engine meets.
+    /// The mean over whole cycles of the biggest merges (those into the deepest level, see `merge_cycle`):
+    /// a window shorter than their cycle meets them at a phase no model knows, since an engine whose merges
+    /// run beside the writer leaves a load elsewhere in its cycles than a settled one (see `averaged_span`).
+    /// The expectation over the phases a real engine may be at.
     #[default]
     CycleMean,
     /// The phase the planner's simulation gives, loaded and written one settled flush at a time: a writer
@@ -216,34 +217,44 @@ pub(super) fn inserting(parts: &[KeyPart], inserts: f64) -> Cow<'_, [KeyPart]> {
         .into()
 }
 
-/// Flushes between two merges into the deepest level any of `deepest` reached (the longest such gap: a
-/// cycle that holds nested shorter ones), where two came.
-pub(super) fn deepest_cycle(deepest: &[usize]) -> Option<usize> {
-    let depth = deepest.iter().copied().max().filter(|&d| d > 0)?;
-    let at: Vec<usize> = (0..deepest.len())
-        .filter(|&i| deepest[i] == depth)
+/// Share of the most bytes any write flush moved from which a flush counts as one of its cycle's big merges
+/// ([`merge_cycle`]).
+const BIG_MERGE: f64 = 0.5;
+
+/// Flushes between two of the big merges in `moved` (the bytes each write flush moved, its own run
+/// included): those of flushes that moved at least [`BIG_MERGE`] of the most any did, the longest gap
+/// between two, where two came. The biggest merges are those into the deepest level that rewrite the most
+/// (a leveled last level taking a push, a tiered one merging its Z runs); a flush that only writes its run,
+/// or a partial compaction that moves a few files at every flush, counts as one when no bigger merge came, so
+/// a smooth history has a cycle of one flush.
+pub(super) fn merge_cycle(moved: &[f64]) -> Option<usize> {
+    let most = moved.iter().copied().fold(0.0, f64::max);
+    if !(most > 0.0) {
+        return None;
+    }
+    let at: Vec<usize> = (0..moved.len())
+        .filter(|&i| moved[i] >= BIG_MERGE * most)
         .collect();
     at.windows(2).map(|w| w[1] - w[0]).max().map(|c| c.max(1))
 }
 
-/// Whether the flushes simulated, `deepest[i]` the level write flush i + 1's merges wrote deepest, hold two
-/// of the merges into the deepest level they reach and the whole cycles [`averaged_span`] takes from `first`.
-pub(super) fn whole_cycles(deepest: &[usize], first: usize, last: usize) -> bool {
-    deepest_cycle(deepest).is_some() && deepest.len() >= first + averaged_span(deepest, first, last)
+/// Whether the write flushes simulated (`moved`, flush i + 1's bytes at i) hold two big merges and the whole
+/// cycles [`averaged_span`] takes from `first`.
+pub(super) fn whole_cycles(moved: &[f64], first: usize, last: usize) -> bool {
+    merge_cycle(moved).is_some() && moved.len() >= first + averaged_span(moved, first, last)
 }
 
-/// The flushes over which the bytes moved per flush are averaged, from the window's first: the window's own
-/// `(first, last]`, or where the merges into the deepest level the writes reach (`deepest[i]`: after write
-/// flush i + 1) come at least twice in the flushes simulated, a whole number of their cycles, at least one.
-/// A window shorter than that cycle meets it at a phase no model can know: a load the engine took as fast
-/// as it came leaves its levels elsewhere in their cycles than a settled one (a 2,000,000-record YCSB-A
-/// load of an LSH design, T = 7, K = 6, left 525 MiB at level 1 where the simulation's left none), and the
-/// windows of 500,000 writes after it measured 0.14 to 2.38 blocks a write, the cycle's mean 1.74. Priced
-/// at its phase, a window is right only for the phase the simulation happens to share; priced over whole
-/// cycles, it is the mean of every phase it could meet.
-pub(super) fn averaged_span(deepest: &[usize], first: usize, last: usize) -> usize {
+/// The flushes over which the bytes moved per flush are averaged, from the window's first: a whole number
+/// of the cycles of `moved`'s big merges ([`merge_cycle`]), at least one; the window's own `(first, last]`
+/// where no cycle shows. A window shorter than that cycle meets its big merge or not by its phase, which no
+/// model can know: a load the engine took as fast as it came leaves its levels elsewhere in their cycles than
+/// a settled one (a 2,000,000-record YCSB-A load of an LSH design, T = 7, K = 6, left 525 MiB at level 1
+/// where the simulation's left none), and windows of 500,000 writes after it measured 0.14 to 2.38 blocks a
+/// write, the cycle's mean 1.74. Priced at its phase, a window is right only for the phase the simulation
+/// happens to share; priced over whole cycles, it is the mean over every phase it could meet.
+pub(super) fn averaged_span(moved: &[f64], first: usize, last: usize) -> usize {
     let window = last.saturating_sub(first).max(1);
-    let Some(cycle) = deepest_cycle(deepest) else {
+    let Some(cycle) = merge_cycle(moved) else {
         return window;
     };
     let cycles = ((window as f64 / cycle as f64).round() as usize).max(1);
@@ -256,7 +267,7 @@ struct Simulated {
     covered: Vec<f64>,
     /// Bytes moved a flush.
     moved: f64,
-    /// Flushes between two merges into the deepest level the writes reach (the longest gap), if two came.
+    /// Flushes between two big merges ([`merge_cycle`]), if two came.
     cycle: Option<usize>,
     /// Each level's runs.
     runs: Vec<f64>,
@@ -268,8 +279,12 @@ struct Simulated {
 
 /// The load's full buffers flushed and settled one at a time, then `last` flushes of writes, each a run of
 /// one buffer's distinct keys over the whole key line, merged keeping one version of a key; each level's
-/// covered share of the key line and the bytes moved after every write flush from `first` on, averaged, and
-/// each level's runs after every flush of `runs_window` (inside `first..=last`).
+/// covered share of the key line after every write flush of `(first, last]`, averaged, and its runs after
+/// every flush of `runs_window` (inside it); and the bytes moved a flush, averaged over the window's flushes
+/// (`WritePhase::Simulated`) or over whole cycles of the big merges from `first` on (`CycleMean`: past `last`
+/// if need be, up to `last` plus the window or 64 flushes, whichever is more; where that shows no whole
+/// cycle, over the window). Flushes past the window add what the window's do: under inserts, keys the
+/// workload's own writes would not have added yet.
 fn simulate_writes(
     design: &Design,
     load: &Load,
@@ -310,37 +325,31 @@ fn simulate_writes(
     let mut run_sums: Vec<f64> = Vec::new();
     let mut entry_sums: Vec<f64> = Vec::new();
     let mut run_counts: Vec<Vec<f64>> = Vec::new();
-    // bytes moved after each write flush, and the deepest level its merges wrote
-    let (mut moved, mut deepest): (Vec<f64>, Vec<usize>) = (Vec::new(), Vec::new());
-    // (past the window, the flushes that find the deepest merges' cycle, within the simulation's bound)
-    let most = if phase == WritePhase::Simulated {
-        last
-    } else {
-        last * 4
-    }
-    .max(if phase == WritePhase::Simulated {
-        last
-    } else {
-        last + 256
-    })
-    .min((MAX_WRITE_FLUSHES as usize).saturating_sub(load_flushes))
-    .max(last);
+    // bytes moved after each write flush
+    let mut moved: Vec<f64> = Vec::new();
+    // (past the window, the flushes that find the big merges' cycle, within the simulation's bound)
+    let most = match phase {
+        WritePhase::Simulated => last,
+        WritePhase::CycleMean => (last + last.saturating_sub(first).max(64))
+            .min((MAX_WRITE_FLUSHES as usize).saturating_sub(load_flushes))
+            .max(last),
+    };
     let mut done = 0;
-    while done < last || (done < most && !whole_cycles(&deepest, first, last)) {
+    while done < last || (done < most && !whole_cycles(&moved, first, last)) {
         done += 1;
         flush(&mut levels, &mut ids, load.flush_run);
         for f in &levels[0][0].files {
             versions.mixes.insert(f.id, flushed);
         }
         let before = versions.io;
-        deepest.push(settle(
+        settle(
             design,
             load,
             cut,
             &mut levels,
             &mut ids,
             Some(&mut versions),
-        ));
+        );
         moved.push((load.flush_run + versions.io.0 - before.0 + versions.io.1 - before.1) as f64);
         if done > first && done <= last {
             if sums.len() < levels.len() {
@@ -380,17 +389,20 @@ fn simulate_writes(
         }
     }
     let n = (last - first).max(1) as f64;
+    let window = last.saturating_sub(first).max(1);
     let span = match phase {
-        WritePhase::Simulated => last.saturating_sub(first).max(1),
-        WritePhase::CycleMean => averaged_span(&deepest, first, last),
-    }
-    .min(moved.len().saturating_sub(first).max(1));
+        WritePhase::CycleMean if whole_cycles(&moved, first, last) => {
+            averaged_span(&moved, first, last)
+        }
+        _ => window,
+    };
+    let cycle = merge_cycle(&moved);
     let moved = moved.iter().skip(first).take(span).sum::<f64>() / span as f64;
     let n_runs = runs_window.1.saturating_sub(runs_window.0).max(1) as f64;
     Simulated {
         covered: sums.iter().map(|s| s / n).collect(),
         moved,
-        cycle: deepest_cycle(&deepest),
+        cycle,
         runs: run_sums.iter().map(|s| s / n_runs).collect(),
         entries: entry_sums.iter().map(|s| s / n_runs).collect(),
         run_counts: run_counts

@@ -547,7 +547,7 @@ fn print_report(
         .filter(|(n, _)| *n < STEADY_CYCLES);
     if let (Some((n, cycle)), true) = (pick, share > 0.0) {
         println!(
-            "  note: the pick's timed run holds {n:.1} cycles of its merges into its deepest level (one per {} writes): a run that short meets those merges or not by where it falls in the cycle, so its measured I/Os swing about the cycle's mean priced; --ops {} holds {STEADY_CYCLES} whole cycles",
+            "  note: the pick's timed run holds {n:.1} cycles of its merges into its deepest level (one per {} writes): a run that short meets those merges or not by where it falls in the cycle, so its measured I/Os swing about the cycle's mean priced; --ops {} holds {STEADY_CYCLES} whole cycles (--warmup, default as many, can stay short)",
             describe::count(cycle),
             (STEADY_CYCLES * cycle / share).ceil() as u64
         );
