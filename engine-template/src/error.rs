@@ -55,6 +55,21 @@ pub enum Error {
     /// The engine was closed.
     #[error("engine is closed")]
     Closed,
+    /// A flush or compaction panicked (a bug, or a part that panics): the engine is poisoned by it.
+    #[error("the background {0} thread panicked: {1}")]
+    BackgroundPanic(&'static str, String),
+    /// The directory holds run files or log records but no MANIFEST: the manifest was lost (a partial copy,
+    /// a removed file). Opening it as a new database would delete the run files, so it is refused and
+    /// nothing is touched.
+    #[error("{dir} has no MANIFEST but {runs} run files and {logs} log segments with records: its manifest was lost (a partial copy or a removed file?); nothing was deleted. Restore the MANIFEST, or move the files away to start an empty database")]
+    MissingManifest {
+        /// The directory.
+        dir: PathBuf,
+        /// Run files found.
+        runs: usize,
+        /// Log segments found that hold bytes.
+        logs: usize,
+    },
 }
 
 /// Result alias.

@@ -49,7 +49,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// The two tests share the counters: they run one at a time.
+/// Every test of this binary allocates on the counted heap: they run one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Writer threads of the load: writes from several threads at once, as a server's.
@@ -255,6 +255,8 @@ fn load_tiered(dir: &std::path::Path, k: u64, z: u64) -> (Engine, Design) {
 /// each output taking an even share of what is left among the runs its level may still receive: 0.8.
 #[test]
 fn every_run_of_a_tiered_last_level_keeps_a_filter() {
+    // (every test of this binary allocates on the counted heap: one at a time)
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let n = TIERED_KEYS;
     let (e, d) = load_tiered(dir.path(), 15, 15);
@@ -287,6 +289,7 @@ fn every_run_of_a_tiered_last_level_keeps_a_filter() {
 /// yet gives a run a stronger filter later.
 #[test]
 fn absent_keys_read_almost_nothing_when_hot_and_cold_run_counts_differ() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     for (k, z, bound) in [(15u64, 1u64, 0.3), (1, 15, 1.5)] {
         let dir = tempfile::tempdir().unwrap();
         let (e, _) = load_tiered(dir.path(), k, z);
@@ -399,4 +402,34 @@ fn the_levels_above_a_freshly_pushed_last_level_keep_their_filters() {
     }
     let reads = (after.block_reads() - before.block_reads()) as f64 / lookups as f64;
     assert!(reads < 0.1, "{reads:.2} blocks per absent lookup");
+}
+
+/// A large batch's log record is encoded into room the writer hands back once it is logged: the heap after
+/// it is what it was before, give or take the batch's entries in the write buffer, not the record's 16 MiB.
+#[test]
+fn a_large_batch_leaves_no_record_sized_scratch_behind() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // a buffer far larger than the batch: the batch stays in it, no flush runs meanwhile
+    let design = Design::rocksdb_like(256 << 20, 1 << 20, 1 << 20);
+    let e = Engine::open_with(dir.path(), &design, Options::with_sync(SyncMode::Never)).unwrap();
+    e.put(b"small", b"x").unwrap();
+    let value = vec![b'v'; 4 << 20];
+    let keys: Vec<String> = (0..4).map(|i| format!("large{i}")).collect();
+    let batch: Vec<(&[u8], Option<&[u8]>)> = keys
+        .iter()
+        .map(|k| (k.as_bytes(), Some(&value[..])))
+        .collect();
+    // the entries' own copies in the buffer, and the batch above, are on the heap either way
+    let before = HEAP.load(Ordering::SeqCst);
+    e.write_batch(&batch).unwrap();
+    e.put(b"small again", b"x").unwrap();
+    let grew = HEAP.load(Ordering::SeqCst).saturating_sub(before);
+    // 16 MiB of values held by the buffer, plus its index; a kept 16 MiB scratch would double it
+    assert!(
+        grew < 24 << 20,
+        "the heap grew by {} MiB over a 16 MiB batch",
+        grew >> 20
+    );
+    e.close().unwrap();
 }

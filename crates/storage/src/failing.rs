@@ -4,7 +4,7 @@ use crate::{Fs, OsFs, ReadFile, WriteFile};
 use std::any::Any;
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Which calls a [`Failing`] backend makes fail.
@@ -39,6 +39,8 @@ struct Counter {
     calls: AtomicU64,
     from: u64,
     once: bool,
+    /// Panic instead of failing (a part that panics, in the thread that calls it).
+    panics: AtomicBool,
 }
 
 impl Counter {
@@ -48,6 +50,9 @@ impl Counter {
         }
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if call == self.from || (!self.once && call > self.from) {
+            if self.panics.load(Ordering::SeqCst) {
+                panic!("injected {kind:?} panic");
+            }
             return Err(io::Error::other(format!("injected {kind:?} failure")));
         }
         Ok(())
@@ -86,6 +91,7 @@ impl<F: Fs> Failing<F> {
                 calls: AtomicU64::new(0),
                 from: n.max(1),
                 once,
+                panics: AtomicBool::new(false),
             }),
             suffix: None,
         }
@@ -96,6 +102,12 @@ impl<F: Fs> Failing<F> {
     /// manifest installs.
     pub fn on_files(mut self, suffix: &str) -> Self {
         self.suffix = Some(suffix.to_string());
+        self
+    }
+
+    /// Panics where it would fail: a storage part that panics (a bug), in whichever thread calls it.
+    pub fn panicking(self) -> Self {
+        self.counter.panics.store(true, Ordering::SeqCst);
         self
     }
 

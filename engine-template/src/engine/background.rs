@@ -62,10 +62,19 @@ impl Inner {
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 continue;
             }
-            let result = match role {
+            // a panic in a flush or a merge (a bug, or a part that panics) poisons the engine as an error
+            // does: the thread stays up, writers get the error instead of waiting for a flush that never
+            // comes, and close returns it
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match role {
                 Role::Flush => self.flush_all(),
                 Role::Compact => self.compact_all(),
-            };
+            }))
+            .unwrap_or_else(|panic| {
+                Err(Error::BackgroundPanic(
+                    role.name(),
+                    super::panic_message(panic.as_ref()),
+                ))
+            });
             if let Err(e) = result {
                 self.poison(&e);
             }

@@ -74,6 +74,24 @@ enum Role {
     Compact,
 }
 
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Flush => "flush",
+            Role::Compact => "compaction",
+        }
+    }
+}
+
+/// What a caught panic said (its message, when it is a string).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
 struct Frozen {
     buffer: Arc<Buffer>,
     /// Writers still inserting the records they logged before the freeze; the flush waits for them.
@@ -177,8 +195,13 @@ fn level1_backlog(d: &Design, parts: &Parts, v: &Version) -> bool {
 
 struct Writer {
     wal: WalWriter,
+    /// Room for the next log record, kept across writes up to [`SCRATCH_KEPT_BYTES`].
     scratch: Vec<u8>,
 }
+
+/// The log record scratch a writer keeps between writes: a batch larger than this encodes into room of its
+/// own, handed back when it is logged.
+const SCRATCH_KEPT_BYTES: usize = 1 << 20;
 
 struct Inner {
     dir: PathBuf,
@@ -394,10 +417,17 @@ impl Engine {
         });
         self.inner.shutdown.store(true, Ordering::SeqCst);
         self.inner.signal();
+        // (a thread that panicked outside its work, where nothing caught it, is an error too)
+        let mut joined = Ok(());
         for h in std::mem::take(&mut *self.workers.lock()) {
-            let _ = h.join();
+            if let Err(panic) = h.join() {
+                joined = Err(Error::BackgroundPanic(
+                    "worker",
+                    panic_message(panic.as_ref()),
+                ));
+            }
         }
-        synced
+        synced.and(joined)
     }
 }
 

@@ -36,6 +36,28 @@ impl Engine {
             }
         }
         wal_ids.sort_unstable();
+        // a directory of runs or logged records without a manifest lost it (a new database writes its
+        // manifest before it takes a write): opened as new, its runs would be deleted as leftovers, so it is
+        // refused with nothing touched
+        if stored.is_none() {
+            let logs = wal_ids
+                .iter()
+                .filter(|id| {
+                    let p = wal::segment_path(&dir, **id);
+                    storage
+                        .open_read(&p)
+                        .and_then(|f| f.len())
+                        .map_or(true, |n| n > 0)
+                })
+                .count();
+            if !run_ids.is_empty() || logs > 0 {
+                return Err(Error::MissingManifest {
+                    dir: dir.clone(),
+                    runs: run_ids.len(),
+                    logs,
+                });
+            }
+        }
         let (mut version, last_seq, log_number, next_id, adapted_from) =
             load_version(&storage, &dir, stored.as_ref(), design, max_id)?;
         version.trim();

@@ -185,6 +185,11 @@ impl Inner {
         // one record for the whole batch: a crash leaves all of it or none
         wal::encode_batch(first, batch, &mut rec);
         let appended = w.wal.append(&rec);
+        // the scratch keeps a small record's room across writes, not a large batch's (up to 4 GiB, outside
+        // the design's memory)
+        if rec.capacity() > SCRATCH_KEPT_BYTES {
+            rec = Vec::new();
+        }
         w.scratch = rec;
         if let Err(e) = appended {
             self.poison(&e);

@@ -212,7 +212,7 @@ fn resp3_and_transactions_on_the_wire() {
     }
     let _: () = fill.query(&mut c).unwrap();
     // the counter read twice around a scan, in a transaction or a plain pipeline
-    let mut reads = |atomic: bool| -> (Option<i64>, Option<i64>) {
+    let reads = |c: &mut redis::Connection, atomic: bool| -> (Option<i64>, Option<i64>) {
         let mut p = redis::pipe();
         if atomic {
             p.atomic();
@@ -223,20 +223,30 @@ fn resp3_and_transactions_on_the_wire() {
             .arg("fill:*")
             .cmd("GET")
             .arg("hot");
-        let (a, _, b): (Option<i64>, Vec<String>, Option<i64>) = p.query(&mut c).unwrap();
+        let (a, _, b): (Option<i64>, Vec<String>, Option<i64>) = p.query(c).unwrap();
         (a, b)
     };
     let mut moved = 0;
+    let mut moved_apart = 0;
     for _ in 0..100 {
-        let (a, b) = reads(true);
+        let (a, b) = reads(&mut c, true);
         assert_eq!(a, b, "a write landed inside a transaction");
-        let (x, y) = reads(false);
+        let (x, y) = reads(&mut c, false);
         moved += usize::from(x != y);
+        // the positive control: the same reads as three round trips, which nothing isolates
+        let x: Option<i64> = redis::cmd("GET").arg("hot").query(&mut c).unwrap();
+        let _: Vec<String> = redis::cmd("KEYS").arg("fill:*").query(&mut c).unwrap();
+        let y: Option<i64> = redis::cmd("GET").arg("hot").query(&mut c).unwrap();
+        moved_apart += usize::from(x != y);
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     assert!(writer.join().unwrap() > 0);
+    assert!(
+        moved_apart > 0,
+        "the writer never landed between two reads: the transactions' check above proves nothing"
+    );
     eprintln!(
-        "outside transactions, {moved} of 100 pipelines saw the counter move between their reads"
+        "outside transactions, {moved} of 100 pipelines and {moved_apart} of 100 round-trip sequences saw the counter move between their reads"
     );
     server.shutdown();
 }
