@@ -363,7 +363,7 @@ fn timed_flushes(a: &VerifyArgs, model: &cosine_design::Workload, s: &Scored) ->
 /// Flushes a timed run should hold to meet the merges the model prices (one merge of a level of T runs).
 const STEADY_FLUSHES: f64 = 4.0;
 
-/// The timed run's writes over the writes between two merges into the deepest level they reach, and that
+/// The timed run's writes over the writes between two of their biggest merges (into the deepest level they reach), and that
 /// cycle's writes ([`DistributionAware::write_cycle`](cosine_cost_model::DistributionAware::write_cycle)),
 /// where the planner's simulation gives one. The model prices the cycle's mean: a timed run of fewer cycles
 /// meets the deepest merge or not by its phase (a free-paced load leaves the levels at a phase of its own).
@@ -547,7 +547,7 @@ fn print_report(
         .filter(|(n, _)| *n < STEADY_CYCLES);
     if let (Some((n, cycle)), true) = (pick, share > 0.0) {
         println!(
-            "  note: the pick's timed run holds {n:.1} cycles of its merges into its deepest level (one per {} writes): a run that short meets those merges or not by where it falls in the cycle, so its measured I/Os swing about the cycle's mean priced; --ops {} holds {STEADY_CYCLES} whole cycles (--warmup, default as many, can stay short)",
+            "  note: the pick's timed run holds {n:.1} cycles of its biggest merges, those into its deepest level (one per {} writes): a run that short meets those merges or not by where it falls in the cycle, so its measured I/Os swing about the cycle's mean priced; --ops {} holds {STEADY_CYCLES} whole cycles (--warmup, default as many, can stay short)",
             describe::count(cycle),
             (STEADY_CYCLES * cycle / share).ceil() as u64
         );
