@@ -363,8 +363,8 @@ fn timed_flushes(a: &VerifyArgs, model: &cosine_design::Workload, s: &Scored) ->
 /// Flushes a timed run should hold to meet the merges the model prices (one merge of a level of T runs).
 const STEADY_FLUSHES: f64 = 4.0;
 
-/// The timed run's writes over the writes between two of their biggest merges (into the deepest level they reach), and that
-/// cycle's writes ([`DistributionAware::write_cycle`](cosine_cost_model::DistributionAware::write_cycle)),
+/// The timed run's writes over the writes between two of their biggest merges (into the deepest level they
+/// reach), and that cycle's writes ([`DistributionAware::write_cycle`](cosine_cost_model::DistributionAware::write_cycle)),
 /// where the planner's simulation gives one. The model prices the cycle's mean: a timed run of fewer cycles
 /// meets the deepest merge or not by its phase (a free-paced load leaves the levels at a phase of its own).
 fn timed_cycles(a: &VerifyArgs, model: &cosine_design::Workload, s: &Scored) -> Option<(f64, f64)> {
