@@ -53,6 +53,13 @@ pub struct ServeArgs {
     /// Protected mode: without a password, clients that are not on loopback are turned away (as Redis does).
     #[arg(long, value_enum, default_value_t = YesNo::Yes)]
     protected_mode: YesNo,
+    /// Seconds a client may take to read a reply before its connection is closed (a client that stops
+    /// reading would hold its slot and its replies for ever).
+    #[arg(long, default_value_t = 60.0)]
+    client_write_timeout: f64,
+    /// Seconds a client may stay idle before its connection is closed; 0: never (Redis's `timeout`).
+    #[arg(long, default_value_t = 0.0)]
+    timeout: f64,
 }
 
 /// A yes-or-no setting.
@@ -77,6 +84,18 @@ pub fn run(a: ServeArgs) -> Result<()> {
     if a.max_connections == 0 || a.max_request_bytes == 0 {
         bail!("--max-connections and --max-request-bytes must be positive");
     }
+    if !(a.client_write_timeout > 0.0 && a.client_write_timeout.is_finite()) {
+        bail!(
+            "--client-write-timeout must be a positive number of seconds, got {}",
+            a.client_write_timeout
+        );
+    }
+    if !(a.timeout >= 0.0 && a.timeout.is_finite()) {
+        bail!(
+            "--timeout must be 0 (never) or a positive number of seconds, got {}",
+            a.timeout
+        );
+    }
     let design = load_design(&a.design).with_context(|| format!("design {}", a.design))?;
     let sync = match a.sync {
         Sync::Always => SyncMode::Always,
@@ -90,6 +109,8 @@ pub fn run(a: ServeArgs) -> Result<()> {
         requirepass: password(&a)?,
         disabled_commands: a.disable_command.clone(),
         protected_mode: a.protected_mode == YesNo::Yes,
+        write_timeout: std::time::Duration::from_secs_f64(a.client_write_timeout),
+        idle_timeout: (a.timeout > 0.0).then(|| std::time::Duration::from_secs_f64(a.timeout)),
     };
     if opts.requirepass.as_deref() == Some("") {
         bail!("--requirepass is empty");

@@ -67,6 +67,12 @@ pub struct ServerOptions {
     pub disabled_commands: Vec<String>,
     /// Protected mode: without a password, clients not on loopback are turned away.
     pub protected_mode: bool,
+    /// How long a client may take to read a reply before its connection is closed: a client that stops
+    /// reading would otherwise hold its slot, and its unsent replies, for ever.
+    pub write_timeout: std::time::Duration,
+    /// How long a client may stay idle (no request) before its connection is closed; None: for ever (Redis's
+    /// `timeout 0`).
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 impl Default for ServerOptions {
@@ -78,6 +84,8 @@ impl Default for ServerOptions {
             requirepass: None,
             disabled_commands: Vec::new(),
             protected_mode: true,
+            write_timeout: std::time::Duration::from_secs(60),
+            idle_timeout: None,
         }
     }
 }
@@ -156,9 +164,14 @@ pub async fn serve(
                 }
                 match slots.clone().try_acquire_owned() {
                     Ok(permit) => {
-                        let (db, stop, max) = (db.clone(), stop.clone(), opts.max_request_bytes);
+                        let (db, stop) = (db.clone(), stop.clone());
+                        let limits = Limits {
+                            max_request_bytes: opts.max_request_bytes,
+                            write_timeout: opts.write_timeout,
+                            idle_timeout: opts.idle_timeout,
+                        };
                         tokio::spawn(async move {
-                            connection(socket, db, stop, max).await;
+                            connection(socket, db, stop, limits).await;
                             drop(permit);
                         });
                     }
@@ -174,6 +187,10 @@ pub async fn serve(
     }
     Ok(())
 }
+
+/// Requests of one connection executed and answered together at most: what bounds the replies it holds in
+/// memory at once (a pipeline of GETs of large values would otherwise build them all before writing one).
+const MAX_BATCH: usize = 256;
 
 /// How long a connection may wait before it authenticates, where a password is set.
 const AUTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -192,16 +209,31 @@ async fn refuse(mut socket: TcpStream, why: &'static str) {
     let _ = socket.shutdown().await;
 }
 
-async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: usize) {
+/// What one connection may take: [`ServerOptions`]' limits.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    max_request_bytes: usize,
+    write_timeout: std::time::Duration,
+    idle_timeout: Option<std::time::Duration>,
+}
+
+async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, limits: Limits) {
     let mut session = Session::new(&db.access);
-    let mut reader = reader::RequestReader::new(max);
+    let mut reader = reader::RequestReader::new(limits.max_request_bytes);
     let mut chunk = vec![0u8; 64 * 1024];
     // requests already received wait behind an AUTH: read them before the socket again
     let mut pending = false;
     loop {
         if !pending {
             let read = if session.authed {
-                socket.read(&mut chunk).await
+                match limits.idle_timeout {
+                    None => socket.read(&mut chunk).await,
+                    // an idle client's slot comes back after the timeout, as under Redis's `timeout`
+                    Some(idle) => match tokio::time::timeout(idle, socket.read(&mut chunk)).await {
+                        Ok(r) => r,
+                        Err(_) => return,
+                    },
+                }
             } else {
                 // a connection that has not authenticated holds a slot for a while only
                 match tokio::time::timeout(AUTH_TIMEOUT, socket.read(&mut chunk)).await {
@@ -230,6 +262,12 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
                 Ok(Some(args)) => {
                     if !args.is_empty() {
                         requests.push(args);
+                    }
+                    // a long pipeline is answered a batch at a time: its replies are built in memory before
+                    // they are written, so a batch bounds them (the rest waits in the reader)
+                    if requests.len() >= MAX_BATCH {
+                        pending = true;
+                        break;
                     }
                     // an AUTH lifts the limits on what follows it: the rest waits for its reply
                     if !session.authed && requests.last().is_some_and(|a| is_auth(a)) {
@@ -326,8 +364,10 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, max: 
         if let Some(e) = &protocol_error {
             Reply::err(format!("ERR {e}")).encode_as(session.proto, &mut out);
         }
-        if socket.write_all(&out).await.is_err() {
-            return;
+        // a client that does not take its replies within the timeout loses its connection (and the replies)
+        match tokio::time::timeout(limits.write_timeout, socket.write_all(&out)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) | Err(_) => return,
         }
         if protocol_error.is_some() || control == Control::Close {
             let _ = socket.shutdown().await;

@@ -159,3 +159,62 @@ fn acknowledged_sets_survive_a_kill_in_every_sync_mode() {
         server.shutdown();
     }
 }
+
+/// A client that pipelines requests and never reads the replies loses its connection once a reply has waited
+/// for it longer than `--client-write-timeout`, and an idle one after `--timeout`; a well-behaved client is
+/// answered meanwhile.
+#[test]
+fn clients_that_stop_reading_or_go_idle_are_let_go() {
+    let dir = data_dir("serve-stuck");
+    let server = Server::start(
+        dir.path(),
+        &["--client-write-timeout", "1", "--timeout", "2"],
+    );
+    let mut good = server.client();
+    let value = "v".repeat(100_000);
+    let _: () = redis::cmd("SET")
+        .arg("big")
+        .arg(&value)
+        .query(&mut good)
+        .unwrap();
+    // 2,000 GETs of 100 KB: 200 MB of replies, far beyond what the sockets' buffers hold
+    let mut stuck = server.raw();
+    let gets = "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n".repeat(2000);
+    stuck.write_all(gets.as_bytes()).unwrap();
+    let started = std::time::Instant::now();
+    let pong: String = redis::cmd("PING").query(&mut good).unwrap();
+    assert_eq!(pong, "PONG");
+    // the stuck client's connection is closed: reading it now ends (after what was sent) well before the
+    // 200 MB were all written
+    std::thread::sleep(Duration::from_millis(2500));
+    stuck
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match stuck.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    assert!(
+        got < 100 << 20,
+        "{got} bytes of replies reached a client that stopped reading"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // an idle connection is closed after --timeout
+    let mut idle = server.raw();
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let before = std::time::Instant::now();
+    let mut one = [0u8; 1];
+    let n = idle.read(&mut one).unwrap_or(0);
+    assert_eq!(n, 0, "the idle connection got bytes");
+    let waited = before.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(9),
+        "{waited:?}"
+    );
+    server.shutdown();
+}
