@@ -57,7 +57,7 @@ pub fn cold_levels_for_fences(fence_bytes: f64, levels: u32, t: f64, shape: &Dat
 
 /// Splits `memory_bytes` (M − M_B) between fences and filters.
 ///
-/// Fixed model ("fences first", MODEL.md §1.2 [R]): Y is the fewest cold levels whose hot fences fit, the
+/// Fixed model ("fences first", MODEL.md §1.2 \[R\]): Y is the fewest cold levels whose hot fences fit, the
 /// fences take exactly that, and filters get the rest. With `fence_sum_bug`, the reference code's split:
 /// M_F raised to M_F,LO, Y = 0 above M_F,HI = N(X/(8T) + F/B), else the smallest Y in [1, L−1] with
 /// M_F,LO·(1+T)^{L−Y−1} ≤ M_F, else Y = L−1; filters get M_F − M_FP − 2.

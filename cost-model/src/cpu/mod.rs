@@ -22,7 +22,7 @@ pub fn latency_seconds(io_total: f64, iops: f64, phi: f64, cores: f64) -> f64 {
     io_total / iops / speedup(phi, cores)
 }
 
-/// Operations one core serves per second in the paper's model when no I/O is needed ([R]: about 5 µs of CPU
+/// Operations one core serves per second in the paper's model when no I/O is needed (\[R\]: about 5 µs of CPU
 /// an operation, the same for every system): the CPU floor [`paper_eq3_seconds`] adds.
 pub const PAPER_CPU_OPS_PER_CORE: f64 = 200_000.0;
 

@@ -343,7 +343,7 @@ impl LshAges {
         Vec::new()
     }
 
-    /// `f` over the ages a lookup meets ([`LshAges::middle_phases`], or these at their mean), weighted.
+    /// `f` over the ages a lookup meets (`LshAges::middle_phases`, or these at their mean), weighted.
     pub fn over_phases(&self, f: impl Fn(&LshAges) -> f64) -> f64 {
         over_ages(self, &self.middle_phases(), f)
     }
