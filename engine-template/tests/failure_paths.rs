@@ -15,16 +15,19 @@ fn write_until_error(engine: std::sync::Arc<Engine>, n: u32) -> (Vec<u32>, Optio
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut acked = Vec::new();
+        let mut error = None;
         for i in 0..n {
             match engine.put(format!("key{i:06}").as_bytes(), &[b'v'; 64]) {
                 Ok(()) => acked.push(i),
                 Err(e) => {
-                    let _ = tx.send((acked, Some(e)));
-                    return;
+                    error = Some(e);
+                    break;
                 }
             }
         }
-        let _ = tx.send((acked, None));
+        // (the engine let go before the answer, so the caller may take it back)
+        drop(engine);
+        let _ = tx.send((acked, error));
     });
     rx.recv_timeout(Duration::from_secs(60))
         .expect("the writer hung: a panicked flush left it waiting")

@@ -427,7 +427,7 @@ thread_local! {
 
 mod writes;
 #[cfg(test)]
-use writes::{averaged_span, inserting, merge_cycle, whole_cycles};
+use writes::{inserting, merge_cycle, whole_span};
 pub use writes::{under_writes, UnderWrites, WritePhase, MAX_WRITE_FLUSHES, RUN_PHASE_SLACK};
 
 #[cfg(test)]

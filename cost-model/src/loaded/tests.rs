@@ -279,17 +279,17 @@ fn the_big_merges_cycle_and_the_span_of_whole_cycles() {
     }
     assert_eq!(merge_cycle(&moved), Some(9));
     // a window shorter than the cycle is widened to one; a longer one to the nearest whole number of them
-    assert_eq!(averaged_span(&moved, 0, 2), 9);
-    assert_eq!(averaged_span(&moved, 4, 17), 9);
-    assert_eq!(averaged_span(&moved, 4, 19), 18);
-    // one big merge: no cycle yet, the window as it is; a history of equal flushes: a cycle of one
+    assert_eq!(whole_span(&moved, 0, 2), Some(9));
+    assert_eq!(whole_span(&moved, 4, 17), Some(9));
+    assert_eq!(whole_span(&moved, 4, 19), Some(18));
+    // one big merge: no cycle yet (the caller takes the window as it is); a history of equal flushes: a cycle of one
     assert_eq!(merge_cycle(&moved[..10]), None);
-    assert_eq!(averaged_span(&moved[..10], 1, 3), 2);
+    assert_eq!(whole_span(&moved[..10], 1, 3), None);
     assert_eq!(merge_cycle(&[1.0, 1.0, 1.0]), Some(1));
     assert_eq!(merge_cycle(&[0.0, 0.0]), None);
     // whole cycles from `first` need the flushes simulated to reach past them
-    assert!(!whole_cycles(&moved[..12], 5, 7));
-    assert!(whole_cycles(&moved[..14], 5, 7));
+    assert_eq!(whole_span(&moved[..12], 5, 7), None);
+    assert_eq!(whole_span(&moved[..14], 5, 7), Some(9));
 }
 
 #[test]

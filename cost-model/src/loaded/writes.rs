@@ -49,7 +49,7 @@ pub struct UnderWrites {
 pub enum WritePhase {
     /// The mean over whole cycles of the biggest merges (those into the deepest level, see `merge_cycle`):
     /// a window shorter than their cycle meets them at a phase no model knows, since an engine whose merges
-    /// run beside the writer leaves a load elsewhere in its cycles than a settled one (see `averaged_span`).
+    /// run beside the writer leaves a load elsewhere in its cycles than a settled one (see `whole_span`).
     /// The expectation over the phases a real engine may be at.
     #[default]
     CycleMean,
@@ -238,27 +238,20 @@ pub(super) fn merge_cycle(moved: &[f64]) -> Option<usize> {
     at.windows(2).map(|w| w[1] - w[0]).max().map(|c| c.max(1))
 }
 
-/// Whether the write flushes simulated (`moved`, flush i + 1's bytes at i) hold two big merges and the whole
-/// cycles [`averaged_span`] takes from `first`.
-pub(super) fn whole_cycles(moved: &[f64], first: usize, last: usize) -> bool {
-    merge_cycle(moved).is_some() && moved.len() >= first + averaged_span(moved, first, last)
-}
-
 /// The flushes over which the bytes moved per flush are averaged, from the window's first: a whole number
-/// of the cycles of `moved`'s big merges ([`merge_cycle`]), at least one; the window's own `(first, last]`
-/// where no cycle shows. A window shorter than that cycle meets its big merge or not by its phase, which no
+/// of the cycles of `moved`'s big merges ([`merge_cycle`], flush i + 1's bytes at i), the nearest to the
+/// window's `(first, last]`, at least one; None until `moved` holds two big merges and those whole cycles
+/// from `first` (the caller then simulates further, or takes the window as it is). A window shorter than that cycle meets its big merge or not by its phase, which no
 /// model can know: a load the engine took as fast as it came leaves its levels elsewhere in their cycles than
 /// a settled one (a 2,000,000-record YCSB-A load of an LSH design, T = 7, K = 6, left 525 MiB at level 1
 /// where the simulation's left none), and windows of 500,000 writes after it measured 0.14 to 2.38 blocks a
 /// write, the cycle's mean 1.74. Priced at its phase, a window is right only for the phase the simulation
 /// happens to share; priced over whole cycles, it is the mean over every phase it could meet.
-pub(super) fn averaged_span(moved: &[f64], first: usize, last: usize) -> usize {
+pub(super) fn whole_span(moved: &[f64], first: usize, last: usize) -> Option<usize> {
     let window = last.saturating_sub(first).max(1);
-    let Some(cycle) = merge_cycle(moved) else {
-        return window;
-    };
-    let cycles = ((window as f64 / cycle as f64).round() as usize).max(1);
-    cycles * cycle
+    let cycle = merge_cycle(moved)?;
+    let span = ((window as f64 / cycle as f64).round() as usize).max(1) * cycle;
+    (moved.len() >= first + span).then_some(span)
 }
 
 /// What [`simulate_writes`] averages.
@@ -335,7 +328,7 @@ fn simulate_writes(
             .max(last),
     };
     let mut done = 0;
-    while done < last || (done < most && !whole_cycles(&moved, first, last)) {
+    while done < last || (done < most && whole_span(&moved, first, last).is_none()) {
         done += 1;
         flush(&mut levels, &mut ids, load.flush_run);
         for f in &levels[0][0].files {
@@ -388,19 +381,16 @@ fn simulate_writes(
             versions.mixes.retain(|id, _| live.contains(id));
         }
     }
-    let n = (last - first).max(1) as f64;
     let window = last.saturating_sub(first).max(1);
     let span = match phase {
-        WritePhase::CycleMean if whole_cycles(&moved, first, last) => {
-            averaged_span(&moved, first, last)
-        }
-        _ => window,
+        WritePhase::CycleMean => whole_span(&moved, first, last).unwrap_or(window),
+        WritePhase::Simulated => window,
     };
     let cycle = merge_cycle(&moved);
     let moved = moved.iter().skip(first).take(span).sum::<f64>() / span as f64;
     let n_runs = runs_window.1.saturating_sub(runs_window.0).max(1) as f64;
     Simulated {
-        covered: sums.iter().map(|s| s / n).collect(),
+        covered: sums.iter().map(|s| s / window as f64).collect(),
         moved,
         cycle,
         runs: run_sums.iter().map(|s| s / n_runs).collect(),

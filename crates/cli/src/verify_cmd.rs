@@ -531,25 +531,25 @@ fn print_report(
                 .map_or("-".into(), |m| format!("{m:.2}"))
         );
     }
-    let flushes = checked
-        .iter()
-        .map(|c| timed_flushes(a, model, &c.priced))
-        .fold(f64::INFINITY, f64::min);
-    if flushes < STEADY_FLUSHES {
-        println!(
-            "  note: the timed run writes {flushes:.1}x a design's flush at least (under {STEADY_FLUSHES}x): its flushes and merges fall mostly outside it, so it measures less background work (I/Os and CPU) than the priced steady state; more --ops measure it"
-        );
-    }
+    // (the pick's merge cycles where the model finds them, else the flushes of the design that writes fewest)
     let share = model.mix.writes() + model.mix.rmw;
     let pick = checked
         .first()
         .and_then(|c| timed_cycles(a, model, &c.priced))
-        .filter(|(n, _)| *n < STEADY_CYCLES);
-    if let (Some((n, cycle)), true) = (pick, share > 0.0) {
+        .filter(|(n, _)| *n < STEADY_CYCLES && share > 0.0);
+    let flushes = checked
+        .iter()
+        .map(|c| timed_flushes(a, model, &c.priced))
+        .fold(f64::INFINITY, f64::min);
+    if let Some((n, cycle)) = pick {
         println!(
             "  note: the pick's timed run holds {n:.1} cycles of its biggest merges, those into its deepest level (one per {} writes): a run that short meets those merges or not by where it falls in the cycle, so its measured I/Os swing about the cycle's mean priced; --ops {} holds {STEADY_CYCLES} whole cycles (--warmup, default as many, can stay short)",
             describe::count(cycle),
             (STEADY_CYCLES * cycle / share).ceil() as u64
+        );
+    } else if flushes < STEADY_FLUSHES {
+        println!(
+            "  note: the timed run writes {flushes:.1}x a design's flush at least (under {STEADY_FLUSHES}x): its flushes and merges fall mostly outside it, so it measures less background work (I/Os and CPU) than the priced steady state; more --ops measure it"
         );
     }
     println!("  goals: measured throughput within ±25% of priced, I/Os an operation within ±15%");
