@@ -46,7 +46,8 @@ pub struct VerifyArgs {
     /// Client threads (the requests in flight the search prices; default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Runs of each design (the median is compared).
+    /// Runs of each design (the median is compared): round after round, every design in each, their order
+    /// rotated from round to round.
     #[arg(long, default_value_t = 1)]
     rounds: usize,
     /// The seed of the runs' keys and operations (cosine-peers' `--seed`): a fresh one checks the model on
@@ -141,14 +142,40 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         let peers = peers_program(&a)?;
         std::fs::create_dir_all(&a.dir).with_context(|| format!("creating {}", a.dir.display()))?;
         let design_memory = part.design.design.memory_bytes();
-        for (i, c) in checked.iter_mut().enumerate() {
+        let mut files = Vec::new();
+        for (i, c) in checked.iter().enumerate() {
             let file = a.dir.join(format!("design-{}.json", i + 1));
             std::fs::write(&file, c.priced.design.to_json() + "\n")?;
-            c.rows = run_cells(&a, &peers, "cosine", Some(&file), design_memory, threads)?;
+            files.push(file);
+        }
+        // round after round, every design and RocksDB in each, the order rotated from round to round: a slow
+        // stretch of a shared machine falls on one round of several designs, not on every round of one
+        let n = checked.len() + usize::from(rocksdb.is_some());
+        for round in 0..a.rounds {
+            for k in 0..n {
+                let at = (k + round) % n;
+                let cell = Cell {
+                    round,
+                    memory: design_memory,
+                    threads,
+                };
+                match checked.get_mut(at) {
+                    Some(c) => {
+                        c.rows
+                            .extend(run_cells(&a, &peers, "cosine", Some(&files[at]), cell)?)
+                    }
+                    None => {
+                        if let Some(r) = rocksdb.as_mut() {
+                            r.rows.extend(run_cells(&a, &peers, "rocksdb", None, cell)?);
+                        }
+                    }
+                }
+            }
+        }
+        for c in &mut checked {
             c.measured = medians(&c.rows, true);
         }
         if let Some(r) = rocksdb.as_mut() {
-            r.rows = run_cells(&a, &peers, "rocksdb", None, design_memory, threads)?;
             r.measured = medians(&r.rows, false);
         }
     }
@@ -243,15 +270,29 @@ fn peers_program(a: &VerifyArgs) -> Result<PathBuf> {
     Ok(candidate)
 }
 
-/// The rows of `engine`'s cells (one a round) on the workload, in the memory cgroup.
+/// One round of one engine: which round, the engine's memory and the client threads.
+#[derive(Clone, Copy)]
+struct Cell {
+    round: usize,
+    memory: u64,
+    threads: usize,
+}
+
+/// The row of `engine`'s cell in round `cell.round` on the workload, in the memory cgroup: cosine-peers' round
+/// of that number (its seed `--seed` + 10 × the round, as its own rounds take them), run alone.
 fn run_cells(
     a: &VerifyArgs,
     peers: &Path,
     engine: &str,
     design: Option<&Path>,
-    memory: u64,
-    threads: usize,
+    cell: Cell,
 ) -> Result<Vec<Value>> {
+    let Cell {
+        round,
+        memory,
+        threads,
+    } = cell;
+    let seed = a.seed + 10 * round as u64;
     let mut cmd = std::process::Command::new(peers);
     cmd.args([
         "--engines",
@@ -275,9 +316,9 @@ fn run_cells(
         "--threads",
         &threads.to_string(),
         "--rounds",
-        &a.rounds.to_string(),
+        "1",
         "--seed",
-        &a.seed.to_string(),
+        &seed.to_string(),
     ])
     .args(["--warmup", &a.warmup.unwrap_or(a.ops).to_string()])
     .arg("--dir")
@@ -287,7 +328,7 @@ fn run_cells(
         cmd.arg("--design").arg(d);
     }
     eprintln!(
-        "running {engine}{} ...",
+        "round {round}: running {engine}{} ...",
         design.map_or(String::new(), |d| format!(" {}", d.display()))
     );
     let out = cmd
@@ -301,7 +342,10 @@ fn run_cells(
             out.status.code()
         );
     }
-    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).context("cosine-peers' rows")?;
+    let mut rows: Vec<Value> = serde_json::from_slice(&out.stdout).context("cosine-peers' rows")?;
+    for r in &mut rows {
+        r["round"] = json!(round);
+    }
     Ok(rows)
 }
 
