@@ -227,7 +227,7 @@ pub fn recovery_seconds(
 ) -> f64 {
     let per_entry = cosine_design::shape::sorted_buffer_entry_bytes(key as usize, value as usize);
     let entries = buffer_bytes as f64 / per_entry.max(1) as f64;
-    let log = entries * cosine_design::shape::log_record_bytes(key as usize, value as usize) as f64;
+    let log = entries * cosine_design::shape::log_write_bytes(key as usize, value as usize) as f64;
     let frozen = entries / 2.0 * (key + value) as f64;
     let bandwidth = (machine.mibps * MIB).max(1.0);
     (log + frozen) / bandwidth + entries * insert_cpu_s

@@ -33,4 +33,4 @@ pub use engine::{Engine, Options, Range, Snapshot};
 pub use error::{Error, Result};
 pub use parts::Parts;
 pub use stats::{LevelStats, MemoryStats, Stats};
-pub use wal::SyncMode;
+pub use wal::{SyncMode, WalRecovery};

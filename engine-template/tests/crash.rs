@@ -41,6 +41,7 @@ fn crash_shape(shape: &str, design: &cosine_design::Design, cycles: usize, seed:
     for cycle in 0..cycles {
         let sync = ["always", "batch", "never"][cycle % 3];
         let threads = 1 + (cycle / 3) as u64 % 3;
+        let start = next;
         let mut child = Command::new(env!("CARGO_BIN_EXE_cosine-crash-writer"))
             .arg(&data)
             .arg(&design_path)
@@ -88,9 +89,11 @@ fn crash_shape(shape: &str, design: &cosine_design::Design, cycles: usize, seed:
                 cycle_deletes.insert(n);
             }
         }
-        // each thread's last put may be followed by a delete of its key n − 4T that was not acknowledged
+        // each thread's last put may be followed by a delete of its key n − 4T that was not acknowledged (the
+        // writer deletes from its start + 4T on): that key holds its value or nothing, and nothing else
         for n in cycle_puts {
-            if n % 7 == 3 && n >= 4 * threads && !cycle_deletes.contains(&(n - 4 * threads)) {
+            if n % 7 == 3 && n >= start + 4 * threads && !cycle_deletes.contains(&(n - 4 * threads))
+            {
                 in_flight_deletes.insert(n - 4 * threads);
             }
         }
@@ -104,7 +107,12 @@ fn crash_shape(shape: &str, design: &cosine_design::Design, cycles: usize, seed:
                     got, None,
                     "{shape} cycle {cycle} ({sync}, {threads} threads): acknowledged delete of {n} lost"
                 );
-            } else if !in_flight_deletes.contains(n) {
+            } else if in_flight_deletes.contains(n) {
+                assert!(
+                    got.is_none() || got == Some(value(*n)),
+                    "{shape} cycle {cycle} ({sync}, {threads} threads): key {n}, whose delete was in flight, holds a wrong value"
+                );
+            } else {
                 assert_eq!(
                     got,
                     Some(value(*n)),

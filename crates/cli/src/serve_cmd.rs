@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use cosine_design::load_design;
-use cosine_engine::{Options, SyncMode};
+use cosine_engine::{Options, SyncMode, WalRecovery};
 use cosine_server::ServerOptions;
 use std::io::Write;
 
@@ -16,6 +16,17 @@ pub enum Sync {
     Batch,
     /// Leave it to the OS.
     Never,
+}
+
+/// How the opening treats a damaged log (RocksDB's WAL recovery modes).
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum Recovery {
+    /// End the log at its first damage unless a later sync mark proves it durable (then: corruption).
+    PointInTime,
+    /// Accept only a torn tail; any other damage is corruption.
+    Tail,
+    /// Accept no damage at all, not even a torn tail.
+    Absolute,
 }
 
 /// Arguments of `cosine serve`.
@@ -33,6 +44,9 @@ pub struct ServeArgs {
     /// When the log is fsynced.
     #[arg(long, value_enum, default_value_t = Sync::Batch)]
     sync: Sync,
+    /// How a restart treats a damaged log.
+    #[arg(long, value_enum, default_value_t = Recovery::PointInTime)]
+    wal_recovery: Recovery,
     /// Most simultaneous connections.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
@@ -137,7 +151,14 @@ pub fn run(a: ServeArgs) -> Result<()> {
     cosine_server::run(
         std::path::Path::new(&a.data),
         &design,
-        Options::with_sync(sync),
+        Options {
+            wal_recovery: match a.wal_recovery {
+                Recovery::PointInTime => WalRecovery::PointInTime,
+                Recovery::Tail => WalRecovery::TolerateCorruptedTailRecords,
+                Recovery::Absolute => WalRecovery::AbsoluteConsistency,
+            },
+            ..Options::with_sync(sync)
+        },
         opts,
         |addr| {
             println!(

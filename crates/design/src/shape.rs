@@ -61,6 +61,17 @@ pub const fn log_record_bytes(key: usize, value: usize) -> usize {
     12 + 17 + key + value
 }
 
+/// Bytes of the sync mark the engine's log puts before a group of records appended together once an fsync
+/// has reached further (a record of its own: a header, a kind byte and a durable offset; `cosine_engine::wal`
+/// holds it to this): what recovery reads to tell damage a crash left from damage to durable records.
+pub const LOG_SYNC_MARK_BYTES: usize = 12 + 1 + 8;
+
+/// Bytes a single put takes in the log at most: its record ([`log_record_bytes`]) and a sync mark before it
+/// (one a group of records appended together: a lone writer's every write, whose fsync the next one follows).
+pub const fn log_write_bytes(key: usize, value: usize) -> usize {
+    log_record_bytes(key, value) + LOG_SYNC_MARK_BYTES
+}
+
 /// Bytes of one slot of the engine's hash-log write buffer's table (a std `HashMap` from a key's `Vec` to its
 /// version: a sequence number and an optional value `Vec`; `cosine_buffer` holds it to this).
 pub const HASH_LOG_SLOT_BYTES: usize = 56;

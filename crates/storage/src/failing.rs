@@ -41,6 +41,10 @@ struct Counter {
     once: bool,
     /// Panic instead of failing (a part that panics, in the thread that calls it).
     panics: AtomicBool,
+    /// A failing append writes the first half of its bytes before it fails (a short write).
+    short: AtomicBool,
+    /// Fail with "no space left on device" (`ErrorKind::StorageFull`).
+    no_space: AtomicBool,
 }
 
 impl Counter {
@@ -52,6 +56,12 @@ impl Counter {
         if call == self.from || (!self.once && call > self.from) {
             if self.panics.load(Ordering::SeqCst) {
                 panic!("injected {kind:?} panic");
+            }
+            if self.no_space.load(Ordering::SeqCst) {
+                return Err(io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    format!("injected {kind:?} failure: no space left on device"),
+                ));
             }
             return Err(io::Error::other(format!("injected {kind:?} failure")));
         }
@@ -92,6 +102,8 @@ impl<F: Fs> Failing<F> {
                 from: n.max(1),
                 once,
                 panics: AtomicBool::new(false),
+                short: AtomicBool::new(false),
+                no_space: AtomicBool::new(false),
             }),
             suffix: None,
         }
@@ -108,6 +120,19 @@ impl<F: Fs> Failing<F> {
     /// Panics where it would fail: a storage part that panics (a bug), in whichever thread calls it.
     pub fn panicking(self) -> Self {
         self.counter.panics.store(true, Ordering::SeqCst);
+        self
+    }
+
+    /// A failing append first writes half of its bytes (rounded down), as a short `write` does before the
+    /// error that ends it.
+    pub fn short_writes(self) -> Self {
+        self.counter.short.store(true, Ordering::SeqCst);
+        self
+    }
+
+    /// Fails with `ErrorKind::StorageFull`, as a full disk does.
+    pub fn no_space(self) -> Self {
+        self.counter.no_space.store(true, Ordering::SeqCst);
         self
     }
 
@@ -141,7 +166,12 @@ struct FailingWrite {
 impl WriteFile for FailingWrite {
     fn append(&self, bytes: &[u8]) -> io::Result<()> {
         if let Some(c) = &self.counter {
-            c.fault(FaultKind::Append)?;
+            if let Err(e) = c.fault(FaultKind::Append) {
+                if c.short.load(Ordering::SeqCst) {
+                    self.file.append(&bytes[..bytes.len() / 2])?;
+                }
+                return Err(e);
+            }
         }
         self.file.append(bytes)
     }
@@ -302,6 +332,20 @@ mod tests {
         let f = failing(FaultKind::Remove);
         assert!(f.open_read(p).is_ok() && f.list(Path::new("/")).is_ok());
         assert_eq!(f.calls(), 0);
+    }
+
+    #[test]
+    fn a_short_write_leaves_half_and_a_full_disk_says_so() {
+        let inner = crate::MemFs::new();
+        let fs = Failing::over(inner.clone(), FaultKind::Append, 2, true)
+            .short_writes()
+            .no_space();
+        let f = fs.create(Path::new("/f"), true).unwrap();
+        f.append(b"whole").unwrap();
+        let e = f.append(b"12345678").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        let got = crate::Storage::new(inner).read(Path::new("/f")).unwrap();
+        assert_eq!(got, b"whole1234");
     }
 
     #[test]

@@ -8,6 +8,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod crash;
+
 /// A file's bytes and how many of them (from the start) a `sync` made durable.
 #[derive(Clone, Default)]
 struct Inode {
@@ -31,6 +33,17 @@ struct State {
     crashed: bool,
     /// Mutating calls made.
     calls: u64,
+    /// Every change of the namespace, per path: when (on [`State::clock`]) and the inode it then named (`None`:
+    /// removed). What a crash that keeps some unsynced metadata reads ([`MemFs::recover_harsh`]).
+    history: BTreeMap<PathBuf, Vec<(u64, Option<usize>)>>,
+    /// When each directory was last synced, on the clock.
+    dir_synced: BTreeMap<PathBuf, u64>,
+    /// When each directory was made, on the clock.
+    dir_made: BTreeMap<PathBuf, u64>,
+    /// Changes of the namespace so far.
+    clock: u64,
+    /// Where an append the crash interrupts keeps part of its bytes, its seed.
+    torn_append: Option<u64>,
 }
 
 impl State {
@@ -61,6 +74,37 @@ impl State {
             .get(path)
             .copied()
             .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, path.display().to_string()))
+    }
+
+    /// Names `ino` by `path` (`None`: removes the name), as of the next tick of the clock.
+    fn name(&mut self, path: &Path, ino: Option<usize>) {
+        self.clock += 1;
+        self.name_now(path, ino);
+    }
+
+    /// Names `ino` by `path` (`None`: removes the name) at the clock's present tick (a rename's two names
+    /// change at one tick: a crash keeps both changes or neither).
+    fn name_now(&mut self, path: &Path, ino: Option<usize>) {
+        match ino {
+            Some(ino) => self.files.insert(path.to_path_buf(), ino),
+            None => self.files.remove(path),
+        };
+        self.history
+            .entry(path.to_path_buf())
+            .or_default()
+            .push((self.clock, ino));
+    }
+
+    /// The clock and history of a state whose every file and directory is durable (a crash image).
+    fn settle(&mut self) {
+        self.clock = 1;
+        self.history = self
+            .files
+            .iter()
+            .map(|(p, &ino)| (p.clone(), vec![(1, Some(ino))]))
+            .collect();
+        self.dir_synced = self.dirs.iter().map(|d| (d.clone(), 1)).collect();
+        self.dir_made = self.dirs.iter().map(|d| (d.clone(), 0)).collect();
     }
 
     fn need_dir(&self, path: &Path) -> io::Result<()> {
@@ -97,6 +141,7 @@ impl MemFs {
             let mut s = fs.0.lock();
             s.dirs.insert(PathBuf::from("/"));
             s.durable_dirs.insert(PathBuf::from("/"));
+            s.dir_made.insert(PathBuf::from("/"), 0);
         }
         fs
     }
@@ -105,6 +150,15 @@ impl MemFs {
     /// directory) succeed; the next one fails and crashes the file system.
     pub fn crash_after(&self, n: u64) {
         self.0.lock().countdown = Some(n);
+    }
+
+    /// Lets `n` more mutating calls succeed and crashes the file system in the next one, as
+    /// [`MemFs::crash_after`] does; an append that the crash interrupts leaves part of its bytes in the file (the
+    /// part drawn from `seed`), as a write cut short by a power loss can.
+    pub fn crash_after_seeded(&self, n: u64, seed: u64) {
+        let mut s = self.0.lock();
+        s.countdown = Some(n);
+        s.torn_append = Some(seed);
     }
 
     /// Crashes now: every later call fails.
@@ -133,6 +187,10 @@ impl MemFs {
             durable: s.durable.clone(),
             dirs: s.dirs.clone(),
             durable_dirs: s.durable_dirs.clone(),
+            history: s.history.clone(),
+            dir_synced: s.dir_synced.clone(),
+            dir_made: s.dir_made.clone(),
+            clock: s.clock,
             ..State::default()
         })))
     }
@@ -174,6 +232,7 @@ impl MemFs {
                 data,
             });
         }
+        out.settle();
         MemFs(Arc::new(Mutex::new(out)))
     }
 
@@ -193,7 +252,15 @@ struct MemFile {
 impl WriteFile for MemFile {
     fn append(&self, bytes: &[u8]) -> io::Result<()> {
         let mut s = self.fs.lock();
-        s.tick()?;
+        let crashing = !s.crashed && s.countdown == Some(0);
+        if let Err(e) = s.tick() {
+            // a crash in the middle of the write: part of its bytes reached the file
+            if let (true, Some(seed)) = (crashing, s.torn_append) {
+                let keep = crash::Dice::new(seed ^ s.calls).below(bytes.len() as u64 + 1) as usize;
+                s.inodes[self.ino].data.extend_from_slice(&bytes[..keep]);
+            }
+            return Err(e);
+        }
         s.inodes[self.ino].data.extend_from_slice(bytes);
         Ok(())
     }
@@ -263,7 +330,7 @@ impl Fs for MemFs {
         }
         let ino = s.inodes.len();
         s.inodes.push(Inode::default());
-        s.files.insert(path.to_path_buf(), ino);
+        s.name(path, Some(ino));
         Ok(self.handle(ino))
     }
 
@@ -296,8 +363,8 @@ impl Fs for MemFs {
         s.tick()?;
         s.need_dir(to)?;
         let ino = s.inode(from)?;
-        s.files.remove(from);
-        s.files.insert(to.to_path_buf(), ino);
+        s.name(from, None);
+        s.name_now(to, Some(ino));
         Ok(())
     }
 
@@ -305,7 +372,7 @@ impl Fs for MemFs {
         let mut s = self.0.lock();
         s.tick()?;
         s.inode(path)?;
-        s.files.remove(path);
+        s.name(path, None);
         Ok(())
     }
 
@@ -331,8 +398,10 @@ impl Fs for MemFs {
         let mut s = self.0.lock();
         s.tick()?;
         for a in dir.ancestors() {
-            if !a.as_os_str().is_empty() {
-                s.dirs.insert(a.to_path_buf());
+            if !a.as_os_str().is_empty() && s.dirs.insert(a.to_path_buf()) {
+                s.clock += 1;
+                let now = s.clock;
+                s.dir_made.insert(a.to_path_buf(), now);
             }
         }
         Ok(())
@@ -344,6 +413,8 @@ impl Fs for MemFs {
         if !s.dirs.contains(dir) {
             return Err(io::ErrorKind::NotFound.into());
         }
+        let now = s.clock;
+        s.dir_synced.insert(dir.to_path_buf(), now);
         let State {
             files,
             durable,

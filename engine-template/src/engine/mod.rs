@@ -18,7 +18,7 @@ use crate::manifest::{self, Manifest, RunRecord};
 use crate::parts::Parts;
 use crate::stats::{LevelStats, MemoryStats, Stats};
 use crate::storage::Storage;
-use crate::wal::{self, SyncMode, WalWriter};
+use crate::wal::{self, SyncMode, WalRecovery, WalWriter};
 use cosine_buffer::{Buffer, WriteBuffer};
 use cosine_cache::EntryCache;
 use cosine_design::{Design, FilterGranularity, MAX_KEY_BYTES, MAX_VALUE_BYTES};
@@ -55,6 +55,9 @@ pub struct Options {
     /// The parts to build the engine from; `None` (the default) takes the design's, [`Parts::of`]. Other parts
     /// run correctly but are not what the cost model priced.
     pub parts: Option<Parts>,
+    /// How the opening treats a damaged log: by default it recovers to the point in time before damage that
+    /// no later record proves durable, and reports damage one does as corruption ([`WalRecovery`]).
+    pub wal_recovery: WalRecovery,
 }
 
 impl Options {

@@ -77,9 +77,13 @@ impl Engine {
             .copied()
             .filter(|id| *id >= log_number)
             .collect();
-        let (mut replayed, seq) = replay(&storage, &dir, &live_wals, last_seq, || {
-            new_buffer(design, &parts)
-        })?;
+        let (mut replayed, seq) = replay(
+            &storage,
+            &dir,
+            &live_wals,
+            (last_seq, opts.wal_recovery),
+            || new_buffer(design, &parts),
+        )?;
         // what replay serves must be durable before anyone reads it: records a killed process had written but
         // not yet fsynced are fsynced now
         for id in &live_wals {
@@ -263,7 +267,7 @@ fn replay(
     storage: &Storage,
     dir: &Path,
     live_wals: &[u64],
-    last_seq: u64,
+    (last_seq, mode): (u64, WalRecovery),
     new_buffer: impl Fn() -> Arc<Buffer>,
 ) -> Result<(Replayed, u64)> {
     let mut seq = last_seq;
@@ -276,7 +280,7 @@ fn replay(
         let Some((_, buffer)) = replayed.last() else {
             continue;
         };
-        for rec in wal::replay(storage, dir, *id, i + 1 == live_wals.len())? {
+        for rec in wal::replay(storage, dir, *id, i + 1 == live_wals.len(), mode)? {
             if rec.seq > last_seq {
                 buffer.insert(rec.key, rec.seq, rec.value);
             }

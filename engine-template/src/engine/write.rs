@@ -182,7 +182,9 @@ impl Inner {
         let mut rec = std::mem::take(&mut w.scratch);
         rec.clear();
         let first = self.seq.fetch_add(batch.len() as u64, Ordering::SeqCst) + 1;
-        // one record for the whole batch: a crash leaves all of it or none
+        // a sync mark where an fsync reached further than the last one said (recovery's proof that damage
+        // before it is durable damage), then one record for the whole batch: a crash leaves all of it or none
+        w.wal.mark(self.synced_lsn.load(Ordering::SeqCst), &mut rec);
         wal::encode_batch(first, batch, &mut rec);
         let appended = w.wal.append(&rec);
         // the scratch keeps a small record's room across writes, not a large batch's (up to 4 GiB, outside

@@ -263,7 +263,7 @@ impl Shard<'_> {
         let mix = self.workload.mix;
         let w = &self.workload;
         let log =
-            cosine_design::shape::log_record_bytes(w.key_bytes as usize, w.value_bytes as usize);
+            cosine_design::shape::log_write_bytes(w.key_bytes as usize, w.value_bytes as usize);
         let mut requests = OpIo::of(&cost, w, design.block_bytes, log as f64);
         requests.cached_share = self.page_cache_share(design);
         let (io, requests) = match self.rho {
