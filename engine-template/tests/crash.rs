@@ -107,11 +107,15 @@ fn crash_shape(shape: &str, design: &cosine_design::Design, cycles: usize, seed:
                     got, None,
                     "{shape} cycle {cycle} ({sync}, {threads} threads): acknowledged delete of {n} lost"
                 );
-            } else if in_flight_deletes.contains(n) {
+            } else if in_flight_deletes.remove(n) {
                 assert!(
                     got.is_none() || got == Some(value(*n)),
                     "{shape} cycle {cycle} ({sync}, {threads} threads): key {n}, whose delete was in flight, holds a wrong value"
                 );
+                // what the reopened store holds is what it must hold from now on
+                if got.is_none() {
+                    deletes.insert(*n);
+                }
             } else {
                 assert_eq!(
                     got,

@@ -310,7 +310,7 @@ fn a_fault_then_a_power_loss_loses_nothing_acknowledged() {
         FaultKind::Rename,
         FaultKind::SyncDir,
     ];
-    let (mut cases, mut cut_short) = (0, 0);
+    let (mut cases, mut faults, mut cut_short) = (0, 0, 0);
     for (shape, design) in common::shapes() {
         for (i, &kind) in kinds.iter().enumerate() {
             for sync in [SyncMode::Always, SyncMode::Batch] {
@@ -324,22 +324,32 @@ fn a_fault_then_a_power_loss_loses_nothing_acknowledged() {
                     // a short write on a full disk: half the bytes reach the file
                     failing = failing.short_writes().no_space();
                 }
+                let failing = std::sync::Arc::new(failing);
                 let opts = Options {
                     sync,
-                    storage: Storage::new(failing),
+                    storage: Storage::new(failing.clone()),
                     ..Options::default()
                 };
                 let ops = workload(seed, 1500);
+                let fired = || failing.calls() >= nth;
                 let acked = match Engine::open_with(DIR, &design, opts) {
                     Ok(engine) => {
                         let (acked, _) = run(&engine, &ops);
+                        assert!(
+                            acked == ops.len() || fired(),
+                            "{ctx}: operation {acked} failed without the fault"
+                        );
                         fs.crash();
                         drop(engine);
                         acked
                     }
-                    Err(_) => 0,
+                    Err(e) => {
+                        assert!(fired(), "{ctx}: the opening failed without the fault: {e}");
+                        0
+                    }
                 };
                 cases += 1;
+                faults += usize::from(fired());
                 cut_short += usize::from(acked < ops.len());
                 let image = fs.recover_harsh(rng.random());
                 let engine = Engine::open_with(DIR, &design, options(&image, sync))
@@ -353,7 +363,11 @@ fn a_fault_then_a_power_loss_loses_nothing_acknowledged() {
             }
         }
     }
-    // most faults stop the writes (a fault the engine survives, such as a failed create it retries, need not)
+    // most faults fire within the run, and most stop the writes (one the engine survives need not)
+    assert!(
+        faults * 4 >= cases * 3,
+        "only {faults} of {cases} faults fired"
+    );
     assert!(
         cut_short * 2 >= cases,
         "only {cut_short} of {cases} faults stopped the writes"
@@ -427,7 +441,7 @@ fn concurrent_writers_survive_crashes_at_random_storage_calls() {
                 let engine = Engine::open_with(DIR, &design, options(&fs, sync)).unwrap();
                 let k = rng.random_range(0..3000);
                 let ctx = format!("{shape} {sync:?} seed {seed} crash after {k} calls");
-                fs.crash_after(k);
+                fs.crash_after_seeded(k, seed);
                 let acked: Vec<usize> = std::thread::scope(|s| {
                     let handles: Vec<_> = (0..3)
                         .map(|t| {

@@ -62,9 +62,10 @@ pub const fn log_record_bytes(key: usize, value: usize) -> usize {
 }
 
 /// Bytes of the sync mark the engine's log puts before a group of records appended together once an fsync
-/// has reached further (a record of its own: a header, a kind byte and a durable offset; `cosine_engine::wal`
-/// holds it to this): what recovery reads to tell damage a crash left from damage to durable records.
-pub const LOG_SYNC_MARK_BYTES: usize = 12 + 1 + 8;
+/// has reached further (a record of its own: a header, a kind byte, the segment's id, the mark's offset and the
+/// durable offset; `cosine_engine::wal` holds it to this): what recovery reads to tell damage a crash left
+/// from damage to durable records.
+pub const LOG_SYNC_MARK_BYTES: usize = 12 + 1 + 3 * 8;
 
 /// Bytes a single put takes in the log at most: its record ([`log_record_bytes`]) and a sync mark before it
 /// (one a group of records appended together: a lone writer's every write, whose fsync the next one follows).

@@ -142,16 +142,20 @@ const HEADER: usize = 12;
 /// The kind byte of a sync mark.
 const MARK: u8 = 3;
 
-/// Bytes of a sync mark record: the header, the kind byte and the durable offset.
-pub const MARK_BYTES: usize = HEADER + 9;
+/// Bytes of a sync mark record: the header, the kind byte, the segment's id, the mark's own offset and the
+/// durable offset.
+pub const MARK_BYTES: usize = HEADER + 25;
 
-/// Encodes a sync mark: the segment was durable up to `durable` bytes when the records after it were
-/// appended.
-pub fn encode_mark(durable: u64, out: &mut Vec<u8>) {
+/// Encodes a sync mark of segment `segment` that lies at offset `at` in it: the segment was durable up to
+/// `durable` bytes when the records after it were appended. The segment and the offset make a mark prove
+/// nothing anywhere else: in a stale block of another segment, or copied into a value.
+pub fn encode_mark(segment: u64, at: u64, durable: u64, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; HEADER]);
     out.push(MARK);
-    out.extend_from_slice(&durable.to_le_bytes());
+    for n in [segment, at, durable] {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
     seal(start, out);
 }
 
@@ -183,7 +187,8 @@ impl WalWriter {
     pub fn mark(&mut self, synced_lsn: u64, out: &mut Vec<u8>) {
         let durable = self.start + synced_lsn.saturating_sub(self.base);
         if durable > self.marked {
-            encode_mark(durable, out);
+            let at = self.start + (self.lsn - self.base) + out.len() as u64;
+            encode_mark(self.id, at, durable, out);
             self.marked = durable;
         }
     }

@@ -84,7 +84,7 @@ pub fn replay(
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
-        let decoded = match decode_at(&bytes, pos) {
+        let decoded = match decode_at(&bytes, pos, id) {
             // damage where the zero tail reaches from a sector boundary inside this record to the end: torn
             Decoded::Corrupt { end } if zeros_from > pos && zeros_from < end => Decoded::Torn,
             // a whole record followed only by zeros is whole; damage before the zeros is corruption
@@ -108,7 +108,7 @@ pub fn replay(
             (Decoded::Corrupt { .. }, WalRecovery::TolerateCorruptedTailRecords) => {
                 Err("bad log record".to_string())
             }
-            (_, WalRecovery::PointInTime) => match durable_proven_after(&bytes, pos) {
+            (_, WalRecovery::PointInTime) => match durable_proven_after(&bytes, pos, id) {
                 Some(durable) if durable > pos as u64 => Err(format!(
                     "bad log record in bytes a later sync mark says were durable (to offset {durable})"
                 )),
@@ -134,16 +134,18 @@ pub fn replay(
     Ok(out)
 }
 
-/// The furthest durable offset any whole sync mark after the damage at `from` carries (None: no mark there).
-/// Every offset after it is tried, so a mark is found past garbage of any length; a record's two checksums
-/// let through a false one about once in 2^64 tries.
-fn durable_proven_after(b: &[u8], from: usize) -> Option<u64> {
+/// The furthest durable offset any whole sync mark of segment `segment` after the damage at `from` carries
+/// (None: no mark there). Every offset after it is tried, so a mark is found past garbage of any length; one
+/// counts only where it says it lies and in the segment it names (its checksums let random bytes through about
+/// once in 2^64 tries, and its segment and offset a mark in a stale block of another segment, or copied into a
+/// value, hardly ever).
+fn durable_proven_after(b: &[u8], from: usize, segment: u64) -> Option<u64> {
     let mut best = None;
     let mut pos = from + 1;
     while pos + HEADER <= b.len() {
         match checked_at(b, pos) {
             Some((body, next)) => {
-                if let Some(durable) = parse_mark(body) {
+                if let Some(durable) = own_mark(body, segment, pos) {
                     best = best.max(Some(durable));
                 }
                 pos = next;
@@ -152,6 +154,13 @@ fn durable_proven_after(b: &[u8], from: usize) -> Option<u64> {
         }
     }
     best
+}
+
+/// The durable offset of the sync mark `body` if it is one of segment `segment` lying at `pos` (and claims no
+/// more than the bytes before it).
+fn own_mark(body: &[u8], segment: u64, pos: usize) -> Option<u64> {
+    let (id, at, durable) = parse_mark(body)?;
+    (id == segment && at == pos as u64 && durable <= at).then_some(durable)
 }
 
 enum Decoded {
@@ -166,7 +175,7 @@ enum Decoded {
     Corrupt { end: usize },
 }
 
-fn decode_at(b: &[u8], pos: usize) -> Decoded {
+fn decode_at(b: &[u8], pos: usize, segment: u64) -> Decoded {
     let rest = &b[pos..];
     if rest.len() < HEADER || rest.iter().all(|x| *x == 0) {
         return Decoded::Torn;
@@ -185,8 +194,12 @@ fn decode_at(b: &[u8], pos: usize) -> Decoded {
         // the whole record is there but damaged: only a zero-filled tail comes from a crash
         return Decoded::Corrupt { end };
     }
+    // a mark of another segment or another place (a stale block) is not this segment's record
     if parse_mark(body).is_some() {
-        return Decoded::Mark(end);
+        return match own_mark(body, segment, pos) {
+            Some(_) => Decoded::Mark(end),
+            None => Decoded::Corrupt { end },
+        };
     }
     match parse_payload(body) {
         Some(recs) => Decoded::Records(recs, end),
@@ -205,11 +218,14 @@ fn checked_at(b: &[u8], pos: usize) -> Option<(&[u8], usize)> {
     (crc32c::crc32c(body) == word(8)).then_some((body, pos + HEADER + body.len()))
 }
 
-/// A sync mark's durable offset, if `body` is one.
-fn parse_mark(body: &[u8]) -> Option<u64> {
+/// A sync mark's segment, own offset and durable offset, if `body` is one.
+fn parse_mark(body: &[u8]) -> Option<(u64, u64, u64)> {
     match body {
-        [MARK, offset @ ..] if offset.len() == 8 => {
-            Some(u64::from_le_bytes(offset.try_into().ok()?))
+        [MARK, rest @ ..] if rest.len() == 24 => {
+            let n = |i: usize| -> Option<u64> {
+                Some(u64::from_le_bytes(rest.get(i..i + 8)?.try_into().ok()?))
+            };
+            Some((n(0)?, n(8)?, n(16)?))
         }
         _ => None,
     }

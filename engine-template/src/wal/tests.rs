@@ -10,7 +10,7 @@ fn a_put_s_record_is_as_long_as_the_cost_model_prices_it() {
         encode(true, 7, &vec![1; k], &vec![2; v], &mut buf);
         assert_eq!(buf.len(), cosine_design::shape::log_record_bytes(k, v));
         let mut mark = Vec::new();
-        encode_mark(u64::MAX, &mut mark);
+        encode_mark(7, 1 << 40, u64::MAX, &mut mark);
         assert_eq!(mark.len(), cosine_design::shape::LOG_SYNC_MARK_BYTES);
         assert_eq!(mark.len(), MARK_BYTES);
         assert_eq!(
@@ -391,4 +391,74 @@ fn a_recovery_mode_is_found_again_by_its_name() {
         assert_eq!(WalRecovery::from_name(m.name()), Some(m));
     }
     assert_eq!(WalRecovery::from_name("lenient"), None);
+}
+
+#[test]
+fn marks_count_from_where_a_reopened_or_rotated_segment_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::default();
+    let (_, starts) = marked_log(dir.path(), 3, &[]);
+    // reopened after the opening fsynced it: its first group's mark says all of it is durable
+    let mut w = WalWriter::create(&storage, dir.path(), 1, 0).unwrap();
+    let mut buf = Vec::new();
+    w.mark(0, &mut buf);
+    encode(true, 9, b"after", &[1; 300], &mut buf);
+    w.append(&buf).unwrap();
+    let mut bad = std::fs::read(segment_path(dir.path(), 1)).unwrap();
+    bad[starts[1] + 20] ^= 1;
+    assert!(matches!(
+        point_in_time(dir.path(), &bad),
+        Err(Error::Corruption { .. })
+    ));
+    // a segment rotated in at log position 5000: an fsync that reached 5000 + n says n of it is durable
+    let mut w = WalWriter::create(&storage, dir.path(), 2, 5000).unwrap();
+    let mut buf = Vec::new();
+    encode(true, 10, b"x", &[2; 300], &mut buf);
+    w.append(&buf).unwrap();
+    w.sync().unwrap();
+    let first = buf.len() as u64;
+    let mut buf = Vec::new();
+    w.mark(5000 + first, &mut buf);
+    encode(true, 11, b"y", &[3; 300], &mut buf);
+    w.append(&buf).unwrap();
+    let path = segment_path(dir.path(), 2);
+    let whole = std::fs::read(&path).unwrap();
+    let replay2 = || replay(&storage, dir.path(), 2, true, WalRecovery::PointInTime);
+    let mut bad = whole.clone();
+    bad[30] ^= 1;
+    std::fs::write(&path, &bad).unwrap();
+    assert!(matches!(replay2(), Err(Error::Corruption { .. })));
+    // damage in the second record, which nothing proves durable: the log ends before it
+    let mut bad = whole.clone();
+    let last = bad.len() - 10;
+    bad[last] ^= 1;
+    std::fs::write(&path, &bad).unwrap();
+    assert_eq!(replay2().unwrap().len(), 1);
+}
+
+#[test]
+fn a_mark_copied_into_a_value_or_from_another_segment_proves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = WalWriter::create(&Storage::default(), dir.path(), 1, 0).unwrap();
+    let mut first = Vec::new();
+    encode(true, 1, b"a", &[5; 300], &mut first);
+    w.append(&first).unwrap();
+    // a value holding marks that claim the whole segment durable: one at a made-up offset, one of segment 2
+    // at the very offset where it lands in the file
+    let value_at = (first.len() + super::HEADER + 17 + 1) as u64;
+    let mut value = Vec::new();
+    encode_mark(1, 0, 1 << 20, &mut value);
+    let second_at = value_at + value.len() as u64;
+    encode_mark(2, second_at, 1 << 20, &mut value);
+    let mut rec = Vec::new();
+    encode(true, 2, b"b", &value, &mut rec);
+    w.append(&rec).unwrap();
+    let bytes = std::fs::read(segment_path(dir.path(), 1)).unwrap();
+    assert_eq!(point_in_time(dir.path(), &bytes).unwrap().len(), 2);
+    // damage in the first record and in the second's header (so the proof's scan walks into the value): no
+    // mark of this segment at its own offset proves the damage durable, so the log ends at the first
+    let mut bad = bytes.clone();
+    bad[20] ^= 1;
+    bad[first.len() + 2] ^= 1;
+    assert_eq!(point_in_time(dir.path(), &bad).unwrap().len(), 0);
 }
