@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Format version of the manifest (and so of the database directory).
-pub const MANIFEST_FORMAT: u32 = 2;
+pub const MANIFEST_FORMAT: u32 = 3;
 
-/// The oldest format this engine still opens. Format 2 adds write batches logged as one record (kind 2): an
-/// engine that reads only format 1 would report such a log as corrupt, so it is told the database is newer.
+/// The oldest format this engine still opens. Format 2 adds write batches logged as one record (kind 2), and
+/// format 3 the log's sync marks (kind 3): an engine that reads an older format would report such a log as
+/// corrupt, so it is told the database is newer.
 pub const OLDEST_MANIFEST_FORMAT: u32 = 1;
 
 /// A run as recorded: its id and its file ids in key order.

@@ -3,8 +3,9 @@
 //! Record: `[u32 crc32c of the length][u32 payload length][u32 crc32c of the payload][payload]`, payload one
 //! entry `[u8 kind (1 put, 0 delete)][u64 seq][u32 key length][key][u32 value length][value]`, or for a batch of
 //! several `[u8 2][u32 count]` and `count` entries: a batch is one record, so a crash leaves all of it or none.
-//! A sync mark, `[u8 3][u64 offset]`, starts each group of records appended together once an fsync of the
-//! segment has reached further than the last mark said: the offset up to which the segment was then durable.
+//! A sync mark, `[u8 3][u64 segment id][u64 its own offset][u64 durable offset]`, starts each group of records
+//! appended together once an fsync of the segment has reached further than the last mark said: the offset up to
+//! which the segment was then durable. It proves that only in its own segment at its own offset.
 //!
 //! Recovery ([`replay`]) replays segments in order. How a damaged last segment ends the log is the
 //! [`WalRecovery`] mode's: by default at its first damage unless a later mark proves the damaged bytes were

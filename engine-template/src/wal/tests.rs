@@ -443,13 +443,13 @@ fn a_mark_copied_into_a_value_or_from_another_segment_proves_nothing() {
     let mut first = Vec::new();
     encode(true, 1, b"a", &[5; 300], &mut first);
     w.append(&first).unwrap();
-    // a value holding marks that claim the whole segment durable: one at a made-up offset, one of segment 2
-    // at the very offset where it lands in the file
+    // a value holding marks that claim everything before them durable: one of this segment at a made-up
+    // offset, one of segment 2 at the very offset where it lands in the file (each fails one check only)
     let value_at = (first.len() + super::HEADER + 17 + 1) as u64;
     let mut value = Vec::new();
-    encode_mark(1, 0, 1 << 20, &mut value);
+    encode_mark(1, 1 << 20, 1 << 19, &mut value);
     let second_at = value_at + value.len() as u64;
-    encode_mark(2, second_at, 1 << 20, &mut value);
+    encode_mark(2, second_at, second_at, &mut value);
     let mut rec = Vec::new();
     encode(true, 2, b"b", &value, &mut rec);
     w.append(&rec).unwrap();
@@ -461,4 +461,30 @@ fn a_mark_copied_into_a_value_or_from_another_segment_proves_nothing() {
     bad[20] ^= 1;
     bad[first.len() + 2] ^= 1;
     assert_eq!(point_in_time(dir.path(), &bad).unwrap().len(), 0);
+}
+
+#[test]
+fn a_foreign_mark_at_a_record_boundary_is_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = WalWriter::create(&Storage::default(), dir.path(), 1, 0).unwrap();
+    let mut buf = Vec::new();
+    encode(true, 1, b"a", &[5; 300], &mut buf);
+    // a stale block of segment 9 where this segment's next record would be, whole records after it
+    let at = buf.len() as u64;
+    encode_mark(9, at, at, &mut buf);
+    encode(true, 2, b"b", &[6; 300], &mut buf);
+    w.append(&buf).unwrap();
+    let bytes = std::fs::read(segment_path(dir.path(), 1)).unwrap();
+    assert_eq!(point_in_time(dir.path(), &bytes).unwrap().len(), 1);
+    std::fs::write(segment_path(dir.path(), 1), &bytes).unwrap();
+    assert!(matches!(
+        replay(
+            &Storage::default(),
+            dir.path(),
+            1,
+            true,
+            WalRecovery::TolerateCorruptedTailRecords
+        ),
+        Err(Error::Corruption { .. })
+    ));
 }
