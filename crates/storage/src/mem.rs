@@ -2,6 +2,8 @@
 
 use crate::{parent_of, Fs, ReadFile, WriteFile};
 use parking_lot::Mutex;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
@@ -256,7 +258,7 @@ impl WriteFile for MemFile {
         if let Err(e) = s.tick() {
             // a crash in the middle of the write: part of its bytes reached the file
             if let (true, Some(seed)) = (crashing, s.torn_append) {
-                let keep = crash::Dice::new(seed ^ s.calls).below(bytes.len() as u64 + 1) as usize;
+                let keep = StdRng::seed_from_u64(seed ^ s.calls).random_range(0..=bytes.len());
                 s.inodes[self.ino].data.extend_from_slice(&bytes[..keep]);
             }
             return Err(e);
@@ -451,7 +453,7 @@ impl Fs for MemFs {
 mod tests {
     use super::*;
 
-    fn p(s: &str) -> &Path {
+    pub(super) fn p(s: &str) -> &Path {
         Path::new(s)
     }
 

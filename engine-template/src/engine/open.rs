@@ -81,7 +81,8 @@ impl Engine {
             &storage,
             &dir,
             &live_wals,
-            (last_seq, opts.wal_recovery),
+            last_seq,
+            opts.wal_recovery,
             || new_buffer(design, &parts),
         )?;
         // what replay serves must be durable before anyone reads it: records a killed process had written but
@@ -267,7 +268,8 @@ fn replay(
     storage: &Storage,
     dir: &Path,
     live_wals: &[u64],
-    (last_seq, mode): (u64, WalRecovery),
+    last_seq: u64,
+    mode: WalRecovery,
     new_buffer: impl Fn() -> Arc<Buffer>,
 ) -> Result<(Replayed, u64)> {
     let mut seq = last_seq;

@@ -3,6 +3,17 @@
 use super::*;
 use crate::error::Error;
 
+/// Segment 1 of `dir` replayed under the torn-tail rule, as the last segment or not.
+fn tail_rule(dir: &Path, is_last: bool) -> Result<Vec<Record>> {
+    replay(
+        &Storage::default(),
+        dir,
+        1,
+        is_last,
+        WalRecovery::TolerateCorruptedTailRecords,
+    )
+}
+
 #[test]
 fn a_put_s_record_is_as_long_as_the_cost_model_prices_it() {
     for (k, v) in [(16usize, 1008usize), (8, 0), (100, 4096)] {
@@ -50,14 +61,7 @@ fn write_log(dir: &Path, n: u64) -> Vec<u8> {
 fn replays_every_record() {
     let dir = tempfile::tempdir().unwrap();
     write_log(dir.path(), 10);
-    let recs = replay(
-        &Storage::default(),
-        dir.path(),
-        1,
-        true,
-        WalRecovery::TolerateCorruptedTailRecords,
-    )
-    .unwrap();
+    let recs = tail_rule(dir.path(), true).unwrap();
     assert_eq!(recs.len(), 10);
     assert_eq!(recs[3].value, None);
     assert_eq!(recs[4].value.as_deref(), Some(&b"value"[..]));
@@ -69,18 +73,7 @@ fn torn_tail_is_truncated_and_damage_is_reported() {
     let bytes = write_log(dir.path(), 10);
     // a torn append: the last record cut short
     std::fs::write(segment_path(dir.path(), 1), &bytes[..bytes.len() - 3]).unwrap();
-    assert_eq!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        )
-        .unwrap()
-        .len(),
-        9
-    );
+    assert_eq!(tail_rule(dir.path(), true).unwrap().len(), 9);
     let mut nine = Vec::new();
     for i in 0..9u64 {
         encode(
@@ -102,13 +95,7 @@ fn torn_tail_is_truncated_and_damage_is_reported() {
     bad[bytes.len() / 2] ^= 1;
     std::fs::write(segment_path(dir.path(), 1), &bad).unwrap();
     assert!(matches!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        ),
+        tail_rule(dir.path(), true),
         Err(Error::Corruption { .. })
     ));
     // and so is a flipped byte in the last record
@@ -117,13 +104,7 @@ fn torn_tail_is_truncated_and_damage_is_reported() {
     bad[last] ^= 1;
     std::fs::write(segment_path(dir.path(), 1), &bad).unwrap();
     assert!(matches!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        ),
+        tail_rule(dir.path(), true),
         Err(Error::Corruption { .. })
     ));
 }
@@ -149,47 +130,19 @@ fn a_zero_filled_tail_is_torn_but_zeros_elsewhere_are_corruption() {
     let mut torn = bytes.clone();
     torn[boundary..].fill(0);
     std::fs::write(&path, &torn).unwrap();
-    assert_eq!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        )
-        .unwrap()
-        .len(),
-        3
-    );
+    assert_eq!(tail_rule(dir.path(), true).unwrap().len(), 3);
     assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, 3 * record);
     // the same zeros in a segment that is not the last: corruption
     std::fs::write(&path, &torn).unwrap();
     assert!(matches!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            false,
-            WalRecovery::TolerateCorruptedTailRecords
-        ),
+        tail_rule(dir.path(), false),
         Err(Error::Corruption { .. })
     ));
     // zero bytes just before the boundary (a sequence number's high bytes, say) do not hide the lost sector
     let mut torn = bytes.clone();
     torn[boundary - 2..].fill(0);
     std::fs::write(&path, &torn).unwrap();
-    assert_eq!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        )
-        .unwrap()
-        .len(),
-        3
-    );
+    assert_eq!(tail_rule(dir.path(), true).unwrap().len(), 3);
     // zeros from past the last sector boundary inside the record are damage, not a lost sector
     let last_boundary = (bytes.len() - 1) / SECTOR * SECTOR;
     assert!(last_boundary > 3 * record);
@@ -197,13 +150,7 @@ fn a_zero_filled_tail_is_torn_but_zeros_elsewhere_are_corruption() {
     bad[last_boundary + 3..].fill(0);
     std::fs::write(&path, &bad).unwrap();
     assert!(matches!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        ),
+        tail_rule(dir.path(), true),
         Err(Error::Corruption { .. })
     ));
     // zeros inside an earlier record, with whole records after them: corruption
@@ -211,13 +158,7 @@ fn a_zero_filled_tail_is_torn_but_zeros_elsewhere_are_corruption() {
     bad[record + 20..record + 40].fill(0);
     std::fs::write(&path, &bad).unwrap();
     assert!(matches!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        ),
+        tail_rule(dir.path(), true),
         Err(Error::Corruption { .. })
     ));
 }
@@ -235,14 +176,7 @@ fn a_batch_is_one_record_a_torn_tail_drops_whole() {
     encode_batch(2, &batch, &mut rec);
     w.append(&rec).unwrap();
     w.sync().unwrap();
-    let recs = replay(
-        &storage,
-        dir.path(),
-        1,
-        true,
-        WalRecovery::TolerateCorruptedTailRecords,
-    )
-    .unwrap();
+    let recs = tail_rule(dir.path(), true).unwrap();
     let seen: Vec<String> = recs
         .iter()
         .map(|r| format!("{} {:?} {:?}", r.seq, r.key, r.value))
@@ -262,14 +196,7 @@ fn a_batch_is_one_record_a_torn_tail_drops_whole() {
     let path = segment_path(dir.path(), 1);
     for cut in whole + 1..rec.len() {
         std::fs::write(&path, &rec[..cut]).unwrap();
-        let recs = replay(
-            &storage,
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords,
-        )
-        .unwrap();
+        let recs = tail_rule(dir.path(), true).unwrap();
         assert_eq!(recs.len(), 1, "cut at {cut}");
     }
 }
@@ -478,13 +405,7 @@ fn a_foreign_mark_at_a_record_boundary_is_damage() {
     assert_eq!(point_in_time(dir.path(), &bytes).unwrap().len(), 1);
     std::fs::write(segment_path(dir.path(), 1), &bytes).unwrap();
     assert!(matches!(
-        replay(
-            &Storage::default(),
-            dir.path(),
-            1,
-            true,
-            WalRecovery::TolerateCorruptedTailRecords
-        ),
+        tail_rule(dir.path(), true),
         Err(Error::Corruption { .. })
     ));
 }

@@ -6,6 +6,8 @@
 use super::{Inode, MemFs, State};
 use crate::parent_of;
 use parking_lot::Mutex;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,42 +15,12 @@ use std::sync::Arc;
 /// The unit a disk writes atomically, and the size of the holes out-of-order write-back leaves.
 pub const SECTOR: usize = 512;
 
-/// A small seeded generator (SplitMix64): the same seed draws the same crash image on every machine and with
-/// every version of `rand`.
-pub(crate) struct Dice(u64);
-
-impl Dice {
-    pub(crate) fn new(seed: u64) -> Self {
-        Dice(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (0 when `n` is 0).
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-
-    /// True with chance `p`.
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-
-    /// `bytes` overwritten with zeros, or with garbage (a stale block's old contents).
-    fn fill(&mut self, bytes: &mut [u8], garbage: bool) {
-        for b in bytes {
-            *b = if garbage { self.next() as u8 } else { 0 };
-        }
+/// `bytes` overwritten with zeros, or with garbage (a stale block's old contents).
+fn fill(d: &mut StdRng, bytes: &mut [u8], garbage: bool) {
+    if garbage {
+        d.fill(bytes);
+    } else {
+        bytes.fill(0);
     }
 }
 
@@ -59,46 +31,46 @@ impl Dice {
 ///   zeros or of garbage, the file as long as written or up to its last sector kept;
 /// - a prefix, the file then grown with zeros or garbage to a sector boundary and up to two sectors more (its
 ///   size reached the disk, its data did not).
-fn image(d: &mut Dice, data: &[u8], synced: usize) -> Vec<u8> {
+fn image(d: &mut StdRng, data: &[u8], synced: usize) -> Vec<u8> {
     let n = data.len();
     let synced = synced.min(n);
     let unsynced = (n - synced) as u64;
-    match d.below(5) {
+    match d.random_range(0..5) {
         _ if unsynced == 0 => data.to_vec(),
         0 => data[..synced].to_vec(),
-        1 => data[..synced + d.below(unsynced + 1) as usize].to_vec(),
+        1 => data[..synced + d.random_range(0..=unsynced) as usize].to_vec(),
         2 | 3 => {
-            let garbage = d.chance(0.5);
-            let p = 0.2 + 0.6 * (d.below(1000) as f64 / 1000.0);
+            let garbage = d.random_bool(0.5);
+            let p = d.random_range(0.2..0.8);
             let mut out = data.to_vec();
             let mut last_kept = synced;
             for sector in synced / SECTOR..n.div_ceil(SECTOR) {
                 let lo = (sector * SECTOR).max(synced);
                 let hi = ((sector + 1) * SECTOR).min(n);
-                if d.chance(p) {
-                    if d.chance(0.15) {
+                if d.random_bool(p) {
+                    if d.random_bool(0.15) {
                         // torn: the sector's first bytes new, the rest not
-                        let cut = lo + d.below((hi - lo) as u64) as usize;
-                        d.fill(&mut out[cut..hi], garbage);
+                        let cut = d.random_range(lo..hi);
+                        fill(d, &mut out[cut..hi], garbage);
                     }
                     last_kept = hi;
                 } else {
-                    d.fill(&mut out[lo..hi], garbage);
+                    fill(d, &mut out[lo..hi], garbage);
                 }
             }
-            if d.chance(0.5) {
+            if d.random_bool(0.5) {
                 out.truncate(last_kept);
             }
             out
         }
         _ => {
-            let keep = synced + d.below(unsynced + 1) as usize;
+            let keep = synced + d.random_range(0..=unsynced) as usize;
             let mut out = data[..keep].to_vec();
-            let to = keep.div_ceil(SECTOR) * SECTOR + d.below(3) as usize * SECTOR;
-            let garbage = d.chance(0.5);
+            let to = keep.div_ceil(SECTOR) * SECTOR + d.random_range(0..3) * SECTOR;
+            let garbage = d.random_bool(0.5);
             let from = out.len();
             out.resize(to.max(from), 0);
-            d.fill(&mut out[from..], garbage);
+            fill(d, &mut out[from..], garbage);
             out
         }
     }
@@ -120,12 +92,12 @@ impl MemFs {
     /// (the engine renames within one directory only).
     pub fn recover_harsh(&self, seed: u64) -> MemFs {
         let s = self.0.lock();
-        let mut d = Dice::new(seed);
+        let mut d = StdRng::seed_from_u64(seed);
         // the moment the namespace is as of, where no sync made it later
-        let cut = if d.chance(0.5) {
+        let cut = if d.random_bool(0.5) {
             0
         } else {
-            d.below(s.clock + 1)
+            d.random_range(0..=s.clock)
         };
         // a directory survives when it and every ancestor were synced into their parents or made by then
         let made = |dir: &PathBuf| {
@@ -172,13 +144,9 @@ impl MemFs {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::p;
     use super::*;
     use crate::{Fs, Storage};
-    use std::path::Path;
-
-    fn p(s: &str) -> &Path {
-        Path::new(s)
-    }
 
     #[test]
     fn synced_bytes_and_names_always_survive() {
