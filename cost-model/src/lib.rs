@@ -24,6 +24,7 @@ pub mod keys;
 pub mod layout;
 pub mod loaded;
 pub mod machine;
+pub mod probes;
 pub mod quirks;
 pub mod requests;
 pub mod worst;
@@ -95,16 +96,21 @@ pub struct IoCost {
     pub per_operation: f64,
     /// Eq. 1: χ · Σ θ·σ, the workload's total I/Os.
     pub total: f64,
+    /// Runs a point lookup consults in memory on its way (what its CPU grows with).
+    #[serde(default)]
+    pub probes: probes::Probes,
 }
 
 impl IoCost {
-    /// The cost of an LSH-class design: `levels` levels of hash-indexed runs, no filters, `scan` I/Os per scan.
+    /// The cost of an LSH-class design: `levels` levels of hash-indexed runs, no filters, `scan` I/Os per scan,
+    /// `probes` hash indexes a lookup consults.
     pub(crate) fn lsh(
         design: &Design,
         workload: &Workload,
         levels: u32,
         per_op: PerOp,
         scan: f64,
+        probes: probes::Probes,
     ) -> IoCost {
         let per_operation = weigh(workload, &per_op, scan);
         IoCost {
@@ -118,6 +124,7 @@ impl IoCost {
             scan,
             per_operation,
             total: per_operation * workload.operations as f64,
+            probes,
         }
     }
 }

@@ -272,6 +272,7 @@ mod tests {
             block_bytes: 16_384.0,
             log_bytes: 0.0,
             cached_share: 0.0,
+            run_probes: 0.0,
         }
     }
 
@@ -316,6 +317,7 @@ mod tests {
             block_bytes: 16_384.0,
             log_bytes: 0.0,
             cached_share: 0.0,
+            run_probes: 0.0,
         };
         let d = delivered(&seq, 1e-6, 1.0, &m);
         assert_eq!(d.bound, Bound::Bandwidth);

@@ -29,6 +29,10 @@ pub struct OpIo {
     /// and the system keeps for files): they cost neither a device request nor its latency.
     #[serde(default)]
     pub cached_share: f64,
+    /// Runs whose filter, fences or hash index the operation consults in memory ([`crate::probes::Probes`]):
+    /// CPU that grows with the runs a design keeps.
+    #[serde(default)]
+    pub run_probes: f64,
 }
 
 impl OpIo {
@@ -53,6 +57,8 @@ impl OpIo {
             block_bytes: block_bytes as f64,
             log_bytes: (m.insert + m.blind_update + m.rmw) * log_record_bytes,
             cached_share: 0.0,
+            run_probes: (m.lookup + m.rmw) * cost.probes.lookup
+                + m.empty_lookup * cost.probes.empty_lookup,
         }
     }
 
@@ -219,6 +225,7 @@ mod tests {
             block_bytes: 4096.0,
             log_bytes: 10.0,
             cached_share: 0.5,
+            run_probes: 0.0,
         };
         assert_eq!(io.device_reads(), 0.5);
         let s = io.scaled_to(8.0);

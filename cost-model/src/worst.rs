@@ -4,6 +4,7 @@
 use crate::dist::data_shape;
 use crate::keys::KeySpace;
 use crate::layout;
+use crate::probes::Probes;
 use crate::{weigh, IoCost, IoModel, ModelError, PerOp};
 use cosine_design::{Design, DesignClass, Workload};
 
@@ -45,7 +46,17 @@ impl IoModel for WorstCase {
                 short_scan: s,
             };
             // the worst-case model prices one log
-            return Ok(IoCost::lsh(design, workload, 1, per_op, per_op.long_scan));
+            return Ok(IoCost::lsh(
+                design,
+                workload,
+                1,
+                per_op,
+                per_op.long_scan,
+                Probes {
+                    lookup: 1.0,
+                    empty_lookup: 1.0,
+                },
+            ));
         }
         let l = layout::level_count(
             shape.entries,
@@ -118,6 +129,11 @@ impl IoModel for WorstCase {
             scan,
             per_operation,
             total: per_operation * workload.operations as f64,
+            // every key in the last level: a lookup meets every run, as a scan seeks into each
+            probes: Probes {
+                lookup: short_scan,
+                empty_lookup: short_scan,
+            },
         })
     }
 }

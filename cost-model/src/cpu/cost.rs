@@ -25,6 +25,11 @@ pub struct OpCpu {
     pub scan_us: f64,
     /// Each entry a scan returns.
     pub scan_entry_us: f64,
+    /// Each run a point lookup consults in memory (its filter, fences or hash index) beyond those of the
+    /// store `lookup_us` was measured on: `lookup_us` is a lookup that consults none. 0 where it was not
+    /// measured (a fixed system's single design, a library from before it was).
+    #[serde(default)]
+    pub probe_us: f64,
 }
 
 /// Why a CPU library could not be loaded.
@@ -132,6 +137,7 @@ impl CpuLibrary {
                 ("rmw_us", e.rmw_us),
                 ("scan_us", e.scan_us),
                 ("scan_entry_us", e.scan_entry_us),
+                ("probe_us", e.probe_us),
             ] {
                 check(name, field, v)?;
             }
@@ -155,8 +161,9 @@ impl CpuLibrary {
     }
 
     /// CPU seconds one operation of `mix` costs on one core with the costs `op`: each type's own share (its
-    /// blocks read from the page cache included), the entries its scans of `scan_length` return, and the CPU
-    /// of the device reads (those the page cache misses) and sequential blocks `io` says an operation makes.
+    /// blocks read from the page cache included), the entries its scans of `scan_length` return, the runs its
+    /// lookups consult in memory, and the CPU of the device reads (those the page cache misses) and
+    /// sequential blocks `io` says an operation makes.
     pub fn seconds_per_op(
         &self,
         op: &OpCpu,
@@ -168,7 +175,8 @@ impl CpuLibrary {
             + mix.insert * op.insert_us
             + mix.blind_update * op.blind_update_us
             + mix.rmw * op.rmw_us
-            + mix.scan * (op.scan_us + scan_length as f64 * op.scan_entry_us);
+            + mix.scan * (op.scan_us + scan_length as f64 * op.scan_entry_us)
+            + io.run_probes * op.probe_us;
         (own + io.device_reads() * self.read_us + io.sequential_blocks * self.block_us) * 1e-6
     }
 }
@@ -216,7 +224,7 @@ mod tests {
     }
 
     #[test]
-    fn an_operation_costs_its_type_its_reads_and_its_blocks() {
+    fn an_operation_costs_its_type_its_probes_its_reads_and_its_blocks() {
         let l = CpuLibrary::learned();
         let op = OpCpu {
             lookup_us: 2.0,
@@ -225,6 +233,7 @@ mod tests {
             rmw_us: 5.0,
             scan_us: 4.0,
             scan_entry_us: 0.1,
+            probe_us: 0.25,
         };
         let mix = OperationMix {
             lookup: 0.5,
@@ -237,9 +246,11 @@ mod tests {
             block_bytes: 4096.0,
             log_bytes: 0.0,
             cached_share: 0.0,
+            run_probes: 8.0,
         };
         let s = l.seconds_per_op(&op, &mix, 100, &io);
-        let want = 0.5 * 2.0 + 0.5 * (4.0 + 10.0) + 2.0 * l.read_us + 10.0 * l.block_us;
+        let want =
+            0.5 * 2.0 + 0.5 * (4.0 + 10.0) + 8.0 * 0.25 + 2.0 * l.read_us + 10.0 * l.block_us;
         assert!((s * 1e6 - want).abs() < 1e-9, "{s} vs {want}");
     }
 }

@@ -52,6 +52,7 @@ pub use lsh::{LshAges, LshEngine, FASTER_RECORD_HEADER_BYTES, FASTER_SECTOR_BYTE
 
 use crate::keys::{KeyPart, KeySpace};
 use crate::layout::{self, DataShape};
+use crate::probes::Probes;
 use crate::quirks::ReferenceQuirks;
 use crate::{weigh, IoCost, IoModel, ModelError, PerOp};
 use cosine_design::{Design, DesignClass, Workload};
@@ -237,6 +238,9 @@ impl DistributionAware {
             scan: scans.charged,
             per_operation,
             total: per_operation * workload.operations as f64,
+            probes: met.weighted().fold(Probes::default(), |sum, (w, t)| {
+                sum.add_weighted(w, t.probes())
+            }),
         }
     }
 

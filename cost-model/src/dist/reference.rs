@@ -281,5 +281,6 @@ pub(super) fn calibrated_lsh(
         log.ages.levels(),
         per_op,
         per_op.long_scan,
+        log.ages.probes(),
     )
 }

@@ -2,6 +2,7 @@
 //! writes whose keys decide α, the filters' false-positive rates and which runs keep their fences in memory;
 //! and what passing, probing and seeking into a level's runs costs a lookup or a scan.
 
+use crate::probes::Probes;
 use std::borrow::Cow;
 
 /// ln(x) with the convention that factors of zero stay zero: c·ln(ā) is 0 when c = 0 even if ā = 0.
@@ -97,6 +98,16 @@ impl Tree {
     /// h = L − Y: index of the last hot level (0 when every level is cold).
     pub(super) fn last_hot(&self) -> u32 {
         self.l - self.y
+    }
+
+    /// The runs a lookup consults on the disk levels, level 1's first ([`Probes::of_runs`]).
+    pub(super) fn probes(&self) -> Probes {
+        Probes::of_runs((1..=self.l as usize).map(|i| {
+            (
+                self.runs.get(i).copied().unwrap_or(0.0),
+                self.alpha_entries.get(i).copied().unwrap_or(0.0),
+            )
+        }))
     }
 
     /// The runs level `i` may hold: K on the levels above the last that hold K, Z below.

@@ -7,6 +7,7 @@
 //! counts its background blocks, the CPU a flushed or compacted block costs.
 
 use cosine_cost_model::cpu::OpCpu;
+use cosine_cost_model::probes::Probes;
 use cosine_ycsb::{
     calibration_workload, calibration_write_bytes, cpu_seconds, run_phase, CalibrationStage,
     CoreWorkload, Ledger, Store, CALIBRATION_ROUNDS,
@@ -166,6 +167,7 @@ pub fn measure_op_cpu(
             rmw_us: medians[3],
             scan_us,
             scan_entry_us,
+            probe_us: 0.0,
         },
         spread,
         block_us,
@@ -175,15 +177,118 @@ pub fn measure_op_cpu(
 /// Each design class's CPU costs, and the CPU microseconds of a background block.
 pub type EngineCpu = (Vec<(cosine_design::DesignClass, CpuMeasured)>, Option<f64>);
 
+/// The runs a lookup consults on `engine` as it stands ([`Probes::of_runs`] over its levels' runs and
+/// entries, level 1 first): what the CPU of its lookups was measured at.
+pub fn engine_probes(engine: &cosine_engine::Engine) -> Probes {
+    Probes::of_runs(engine.stats().levels.iter().map(|l| {
+        let runs = l.runs as f64;
+        (runs, l.entries as f64 / runs.max(1.0))
+    }))
+}
+
+/// Records the lookups that part a run's CPU are timed over (at most): enough keys that the runs' hash
+/// indexes, fences and filters outgrow the CPU's caches, as a store of gigabytes does (a probe then misses
+/// them); small values keep the load short.
+pub const PROBE_RECORDS: u64 = 2_000_000;
+
+/// Fence memory of the probe stores: room for every run's fences or hash index over [`PROBE_RECORDS`].
+const PROBE_FENCE_BYTES: u64 = 256 << 20;
+
+/// Value bytes of the records the probe lookups read.
+const PROBE_VALUE_BYTES: u32 = 100;
+
+/// The two stores a run's CPU is parted on, from a class's `design`, over the same data: one with a 64 MiB
+/// write buffer (few, large runs) and one whose levels gather T − 1 runs before a merge (a log-structured
+/// hash table already does) from a 4 MiB buffer (many small runs). Both keep every run's fences or hash index
+/// in memory: consulting a cold run reads its index, an I/O the I/O model counts, not a probe.
+pub fn probe_designs(design: &cosine_design::Design) -> [cosine_design::Design; 2] {
+    let mut few = design.clone();
+    few.buffer_bytes = 64 << 20;
+    few.fence_bytes = few.fence_bytes.max(PROBE_FENCE_BYTES);
+    let mut many = few.clone();
+    let k = many.size_ratio.saturating_sub(1).max(1);
+    (many.hot_runs, many.cold_runs) = (k, k);
+    many.buffer_bytes = 4 << 20;
+    [few, many]
+}
+
+/// The CPU a lookup costs each run it consults, from lookups timed at two probe counts, (µs, probes) each:
+/// (µs of a lookup that consults none, µs a run). None when the two stores' probes are too close to part.
+pub fn fit_probe_cost(few: (f64, Probes), many: (f64, Probes)) -> Option<(f64, f64)> {
+    let spread = many.1.lookup - few.1.lookup;
+    if spread < 4.0 {
+        return None;
+    }
+    let probe_us = ((many.0 - few.0) / spread).max(0.0);
+    Some(((few.0 - probe_us * few.1.lookup).max(0.0), probe_us))
+}
+
+/// Opens our engine on `design` in `dir` for a stage of [`measure_op_cpu`] (a load starts from an empty
+/// directory, recorded in `opened`; a timed stage has room in its buffer for the timed writes), and the
+/// probes its lookups meet.
+fn open_engine(
+    dir: std::path::PathBuf,
+    design: &cosine_design::Design,
+    stage: CalibrationStage,
+    opened: &mut Vec<std::path::PathBuf>,
+) -> Result<(Box<dyn Store>, Probes), String> {
+    use cosine_engine::{Engine, Options, SyncMode};
+    let mut design = design.clone();
+    match stage {
+        CalibrationStage::Time { write_room } => {
+            design.buffer_bytes = design.buffer_bytes.max(write_room);
+        }
+        CalibrationStage::Load => {
+            let _ = std::fs::remove_dir_all(&dir);
+            opened.push(dir.clone());
+        }
+    }
+    let engine = Engine::open_with(&dir, &design, Options::with_sync(SyncMode::Never))
+        .map_err(|e| e.to_string())?;
+    let probes = engine_probes(&engine);
+    Ok((
+        Box::new(cosine_ycsb::CosineStore(std::sync::Arc::new(engine))),
+        probes,
+    ))
+}
+
+/// Lookups timed on the two [`probe_designs`] of `design` over [`PROBE_RECORDS`] (or twenty times
+/// `records`, if fewer) of small values: (µs, probes) of each.
+fn time_probe_pair(
+    design: &cosine_design::Design,
+    records: u64,
+    ops: u64,
+    opened: &mut Vec<std::path::PathBuf>,
+    dir_of: &dyn Fn(&str) -> std::path::PathBuf,
+) -> Result<[(f64, Probes); 2], String> {
+    let mut w = calibration_workload("lookup", (records * 20).min(PROBE_RECORDS), ops)
+        .expect("lookup is an operation type");
+    (w.field_count, w.field_length) = (1, PROBE_VALUE_BYTES);
+    let mut out = [(0.0, Probes::default()); 2];
+    for (i, d) in probe_designs(design).iter().enumerate() {
+        let mut probes = Probes::default();
+        let (rounds, _) = time_op("lookup", &w, 2, &mut |_, _, stage| {
+            let (store, p) = open_engine(dir_of(&format!("probe-{i}")), d, stage, opened)?;
+            if stage != CalibrationStage::Load {
+                probes = p;
+            }
+            Ok(store)
+        })?;
+        out[i] = (median(rounds), probes);
+    }
+    Ok(out)
+}
+
 /// [`measure_op_cpu`] on our engine, for each design class (the class designs of `cosine calibrate`, 16 MiB):
 /// the CPU costs per class, and the CPU a background block costs (the LSM class's load: its flushes and
-/// compactions). `each` hears (class, operation, microseconds).
+/// compactions). A class's lookups are timed again on the two [`probe_designs`] of its design, which part a
+/// lookup's own CPU from each run it consults ([`fit_probe_cost`]). `each` hears (class, operation,
+/// microseconds).
 pub fn measure_engine_cpu(
     records: u64,
     ops: u64,
     mut each: impl FnMut(&str, &str, f64),
 ) -> crate::Result<EngineCpu> {
-    use cosine_engine::{Engine, Options, SyncMode};
     let mut out = Vec::new();
     let mut block_us = None;
     for (class, design) in crate::harness::class_designs(16 << 20) {
@@ -191,39 +296,72 @@ pub fn measure_engine_cpu(
             std::env::temp_dir().join(format!("cosine-cpu-{}-{class}-{op}", std::process::id()))
         };
         let mut opened: Vec<std::path::PathBuf> = Vec::new();
+        let mut few = Probes::default();
         let measured = measure_op_cpu(
             records,
             ops,
             2,
             |op, _, stage| {
-                let mut design = design.clone();
-                let dir = dir_of(op);
-                match stage {
-                    CalibrationStage::Time { write_room } => {
-                        design.buffer_bytes = design.buffer_bytes.max(write_room);
-                    }
-                    CalibrationStage::Load => {
-                        let _ = std::fs::remove_dir_all(&dir);
-                        opened.push(dir.clone());
-                    }
+                let (store, probes) = open_engine(dir_of(op), &design, stage, &mut opened)?;
+                if op == "lookup" && stage != CalibrationStage::Load {
+                    few = probes;
                 }
-                let engine = Engine::open_with(&dir, &design, Options::with_sync(SyncMode::Never))
-                    .map_err(|e| e.to_string())?;
-                Ok(
-                    Box::new(cosine_ycsb::CosineStore(std::sync::Arc::new(engine)))
-                        as Box<dyn Store>,
-                )
+                Ok(store)
             },
             |op, us| each(class.as_str(), op, us),
         );
+        let pair = measured
+            .as_ref()
+            .ok()
+            .map(|_| time_probe_pair(&design, records, ops, &mut opened, &dir_of));
         for dir in opened {
             let _ = std::fs::remove_dir_all(dir);
         }
-        let measured = measured.map_err(crate::Error::Invalid)?;
+        let mut measured = measured.map_err(crate::Error::Invalid)?;
+        let pair = pair
+            .expect("timed when the class measured")
+            .map_err(crate::Error::Invalid)?;
+        for (us, probes) in pair {
+            each(
+                class.as_str(),
+                &format!("lookup over {:.1} runs", probes.lookup),
+                us,
+            );
+        }
+        if let Some((_, probe_us)) = fit_probe_cost(pair[0], pair[1]) {
+            // the class's lookups (1 KB records) less the runs they consulted
+            measured.op.probe_us = probe_us;
+            measured.op.lookup_us = (measured.op.lookup_us - probe_us * few.lookup).max(0.0);
+        }
         if class == cosine_design::DesignClass::Lsm {
             block_us = measured.block_us;
         }
         out.push((class, measured));
     }
     Ok((out, block_us))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_stores_part_a_lookup_from_its_runs() {
+        let at = |runs: f64| Probes::of_runs([(runs, 1000.0)]);
+        // 5 µs and 0.5 µs a run: 3 runs (2 consulted) and 41 runs (21)
+        let (few, many) = ((5.0 + 0.5 * 2.0, at(3.0)), (5.0 + 0.5 * 21.0, at(41.0)));
+        let (own, per_run) = fit_probe_cost(few, many).unwrap();
+        assert!((own - 5.0).abs() < 1e-9 && (per_run - 0.5).abs() < 1e-9);
+        // too close to part, or a noisy store that ran faster with more runs
+        assert_eq!(fit_probe_cost(few, (6.5, at(6.0))), None);
+        assert_eq!(fit_probe_cost(few, (5.5, at(41.0))), Some((6.0, 0.0)));
+        let [f, m] = probe_designs(&cosine_design::Design::rocksdb_like(
+            8 << 20,
+            1 << 20,
+            1 << 20,
+        ));
+        assert_eq!((f.hot_runs, f.buffer_bytes), (1, 64 << 20));
+        assert!(f.fence_bytes == PROBE_FENCE_BYTES && m.fence_bytes == PROBE_FENCE_BYTES);
+        assert_eq!((m.hot_runs, m.cold_runs, m.buffer_bytes), (9, 9, 4 << 20));
+    }
 }

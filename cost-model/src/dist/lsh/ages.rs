@@ -4,6 +4,7 @@
 use crate::dist::residency::{stretches, RunSpread};
 use crate::keys::{distinct_after, writes_to_fill, KeyPart, KeySpace};
 use crate::layout::{self, DataShape};
+use crate::probes::Probes;
 use cosine_design::{Design, Workload};
 
 /// Where an LSH design's versions lie by age, and which of them M_FP's hash indexes cover (our engine keeps
@@ -357,6 +358,19 @@ impl LshAges {
                 1.0 + self.first_level() / self.eb
                     + self.segments.iter().map(|s| s.count).sum::<f64>()
             }
+        }
+    }
+
+    /// The hash indexes a lookup consults ([`Probes::of_runs`]): the first level's runs, the levels' between,
+    /// newest first, then the merged run (every run alike until the first merge).
+    pub fn probes(&self) -> Probes {
+        match self.unmerged {
+            Some(w) => Probes::of_runs([((self.entries + w) / self.eb, self.eb)]),
+            None => Probes::of_runs(
+                std::iter::once((self.first_level() / self.eb, self.eb))
+                    .chain(self.segments.iter().map(|s| (s.count, s.stored)))
+                    .chain(std::iter::once((1.0, self.base()))),
+            ),
         }
     }
 

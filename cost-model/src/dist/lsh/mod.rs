@@ -14,6 +14,7 @@ use crate::dist::lookup::cache_hits;
 use crate::dist::{reference, write, DistributionAware};
 use crate::keys::{harmonic, KeyPart, KeySpace};
 use crate::layout::DataShape;
+use crate::probes::Probes;
 use crate::{IoCost, PerOp};
 use cosine_design::{Design, KeyDistribution, LogKind, Workload};
 use std::borrow::Cow;
@@ -75,7 +76,12 @@ impl DistributionAware {
         let lookup = lookup + cold_probes;
         if let Some((per_op, scan)) = self.lsh_engine.own_costs(lookup, b, s) {
             // (one log: FASTER's has no levels)
-            return IoCost::lsh(design, workload, 1, per_op, scan);
+            // (its hash index is one table: a lookup consults it once)
+            let one = Probes {
+                lookup: 1.0,
+                empty_lookup: 1.0,
+            };
+            return IoCost::lsh(design, workload, 1, per_op, scan, one);
         }
         let write = if q.table2_write_cost {
             1.0 / b
@@ -110,6 +116,14 @@ impl DistributionAware {
             log.ages.levels(),
             per_op,
             per_op.long_scan,
+            phases.iter().fold(
+                if phases.is_empty() {
+                    log.ages.probes()
+                } else {
+                    Probes::default()
+                },
+                |sum, (w, a)| sum.add_weighted(*w, a.probes()),
+            ),
         )
     }
 

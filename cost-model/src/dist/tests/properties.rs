@@ -48,4 +48,16 @@ proptest! {
             prop_assert!(v.is_finite() && v >= 0.0, "{:?}", c);
         }
     }
+
+    /// A lookup consults at most every run, and a miss every run the levels can hold.
+    #[test]
+    fn probes_bounded_by_the_runs(t in 3u64..20, k_frac in 0.0f64..1.0) {
+        let k = 1 + ((t - 2) as f64 * k_frac) as u64;
+        let w = workload(all_ops());
+        let c = eval(&lsm(t, k, 1, 6.0), &w);
+        let p = c.probes;
+        prop_assert!(p.lookup.is_finite() && p.lookup >= 0.0, "{:?}", p);
+        prop_assert!(p.lookup <= p.empty_lookup + 1.0, "{:?}", p);
+        prop_assert!(p.empty_lookup <= (c.levels as u64 * k) as f64 + 1e-9, "{:?} {:?}", p, c.levels);
+    }
 }
