@@ -9,6 +9,7 @@ show of them, rendered from those files.
     scripts/results.py render                   # rewrites the marked sections of README.md and BENCHMARKS.md
                                                 # from the newest bench-results/search-*.json and, per workload,
                                                 # the newest bench-results/verify-ycsb-?-*.json
+                                                # and adversary-*.json (`cosine adversary --json` runs)
 
 Result files are named by suite and date (`verify-ycsb-a-2026-12-07.json`); a newer file of a suite replaces the
 older one in the tables, and git keeps the old.
@@ -260,6 +261,20 @@ def newest(pattern):
     return [by_suite[k] for k in sorted(by_suite)]
 
 
+def adversary_table(doc):
+    """Each run of `cosine adversary --json` (a file of several): PING latency and the server's memory."""
+    rows = ["| run | keys, seconds | PINGs answered (failed) | PING p50 | p99 | max | server resident before | peak (bound) "
+            "| attacker connections | server up, data intact |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for i, r in enumerate(doc["runs"], 1):
+        rows.append(
+            f"| {i} | {r['records']:,}, {r['seconds']:g} s | {r['pings']:,} ({r['ping_errors']}) "
+            f"| {r['ping_p50_us'] / 1000:.2f} ms | {r['ping_p99_us'] / 1000:.2f} ms | {r['ping_max_us'] / 1000:.0f} ms "
+            f"| {r['resident_before_bytes'] >> 20} MiB | {r['resident_peak_bytes'] >> 20} MiB ({r['rss_bound_bytes'] >> 20} MiB) "
+            f"| {r['attacker_connections']} | {'yes' if r['server_up'] else 'NO'}, {'yes' if r['data_intact'] else 'NO'} |")
+    return "\n".join(rows)
+
+
 def render():
     searches = newest("search-*.json")
     if not searches:
@@ -273,6 +288,9 @@ def render():
         replace_section(bench, f"search-{budget}", search_table(search, budget))
     if verify:
         replace_section(bench, "verify", verify_table(verify))
+    adversary = newest("adversary-*.json")
+    if adversary:
+        replace_section(bench, "adversary", adversary_table(json.load(open(adversary[-1]))))
 
 
 def main():

@@ -32,6 +32,9 @@ enum Command {
     Explore(crate::explore::ExploreArgs),
     /// Serves an engine of a design over the Redis protocol (RESP2 and RESP3).
     Serve(crate::serve_cmd::ServeArgs),
+    /// Plays an adversarial client suite against a `cosine serve` of its own: PING latency and the server's
+    /// resident memory while slow, huge, unread and random clients and a connection flood press on it.
+    Adversary(crate::adversary_cmd::AdversaryArgs),
     /// Writes a standalone engine project with the design fixed at compile time (or a multi-VM deployment).
     Generate(crate::generate_cmd::GenerateArgs),
     /// Moves the keys whose shard changes when a deployment grows (copy before the proxy switch, finish after).
@@ -68,6 +71,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Explore(a) => crate::explore::run(a),
         Command::Compare(a) => crate::compare_cmd::compare(a),
         Command::Serve(a) => crate::serve_cmd::run(a),
+        Command::Adversary(a) => crate::adversary_cmd::run(a),
         Command::Generate(a) => crate::generate_cmd::run(a),
         Command::Rebalance(a) => crate::rebalance_cmd::run(a),
         Command::Bench(a) => crate::bench_cmd::bench(a),

@@ -6,6 +6,7 @@
 mod commands;
 
 // the commands, one module each; they import only the helper modules below, never one another
+mod adversary_cmd;
 mod bench_cmd;
 mod compare_cmd;
 mod cost_cmd;

@@ -74,6 +74,9 @@ pub struct ServeArgs {
     /// Seconds a client may stay idle before its connection is closed; 0: never (Redis's `timeout`).
     #[arg(long, default_value_t = 0.0)]
     timeout: f64,
+    /// Threads running the connections' event loops; 0: one per core. A read that waits on the disk holds one.
+    #[arg(long, default_value_t = 0)]
+    event_loops: usize,
 }
 
 /// A yes-or-no setting.
@@ -125,6 +128,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         protected_mode: a.protected_mode == YesNo::Yes,
         write_timeout: std::time::Duration::from_secs_f64(a.client_write_timeout),
         idle_timeout: (a.timeout > 0.0).then(|| std::time::Duration::from_secs_f64(a.timeout)),
+        event_loops: a.event_loops,
     };
     if opts.requirepass.as_deref() == Some("") {
         bail!("--requirepass is empty");

@@ -73,6 +73,10 @@ pub struct ServerOptions {
     /// How long a client may stay idle (no request) before its connection is closed; None: for ever (Redis's
     /// `timeout 0`).
     pub idle_timeout: Option<std::time::Duration>,
+    /// Threads running the connections' event loops (0: one per core). A point read answered on its
+    /// connection's loop may wait on the disk: it holds that thread, and the other loops serve the other
+    /// connections meanwhile.
+    pub event_loops: usize,
 }
 
 impl Default for ServerOptions {
@@ -86,6 +90,7 @@ impl Default for ServerOptions {
             protected_mode: true,
             write_timeout: std::time::Duration::from_secs(60),
             idle_timeout: None,
+            event_loops: 0,
         }
     }
 }
@@ -105,7 +110,12 @@ pub fn run(
         commands::is_command,
     )?;
     let engine = Arc::new(Engine::open_with(dir, design, engine_opts)?);
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let loops = match opts.event_loops {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+        n => n,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(loops)
         .enable_all()
         .build()
         .map_err(|source| ServerError::Io {
@@ -306,8 +316,8 @@ async fn connection(mut socket: TcpStream, db: Arc<Db>, stop: Arc<Notify>, limit
             }
         } else if !requests.is_empty() && !ordered && requests.iter().all(|a| Db::is_point_read(a))
         {
-            // point reads cost a few block reads at most: answered on the event loop, as Redis does, without a
-            // hop to the blocking pool
+            // point reads cost a few block reads at most: answered on the connection's event loop, without a
+            // hop to the blocking pool; one that waits on the disk holds that loop's thread, not the others
             match db.try_point_reads(&requests) {
                 Some(replies) => {
                     for r in replies {

@@ -261,13 +261,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn encode(args: &[Vec<u8>]) -> Vec<u8> {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            out.extend_from_slice(a);
-            out.extend_from_slice(b"\r\n");
-        }
-        out
+        crate::resp::encode_request(&args.iter().map(Vec::as_slice).collect::<Vec<_>>())
     }
 
     /// Every request read from `stream` cut into reads at `cuts`.

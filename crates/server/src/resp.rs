@@ -1,6 +1,17 @@
 //! RESP replies, encoded in RESP2, or in RESP3 for a connection that asked for it with `HELLO 3` (requests are
 //! read by [`crate::reader`]).
 
+/// A client's request of `args` in RESP: an array of bulk strings, as clients send commands.
+pub fn encode_request(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
 /// A double as Redis writes it (C's `%.17g` rounded to the shortest text that reads back the same): plain
 /// digits for exponents from −5 to 16, else `d.ddde±XX`; `inf`, `-inf`, `nan`.
 pub fn double_text(x: f64) -> String {

@@ -328,10 +328,12 @@ pub fn measure_engine_cpu(
                 us,
             );
         }
-        if let Some((_, probe_us)) = fit_probe_cost(pair[0], pair[1]) {
-            // the class's lookups (1 KB records) less the runs they consulted
+        if let Some((own, probe_us)) = fit_probe_cost(pair[0], pair[1]) {
+            // the class's lookups (1 KB records) less the runs they consulted; where that leaves nothing (the
+            // probe stores' blocks cost more to read than the class store's), the probe stores' own
+            let rest = measured.op.lookup_us - probe_us * few.lookup;
             measured.op.probe_us = probe_us;
-            measured.op.lookup_us = (measured.op.lookup_us - probe_us * few.lookup).max(0.0);
+            measured.op.lookup_us = if rest > 0.0 { rest } else { own };
         }
         if class == cosine_design::DesignClass::Lsm {
             block_us = measured.block_us;

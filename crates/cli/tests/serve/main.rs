@@ -3,6 +3,7 @@
 //!
 //! The server and its helpers are here; the tests are in one module per concept: commands, RESP3, resilience.
 
+mod adversary;
 mod auth;
 mod commands;
 mod resilience;
