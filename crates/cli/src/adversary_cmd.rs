@@ -9,7 +9,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use cosine_server::resp::encode_request as request;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -178,18 +178,19 @@ fn load(addr: SocketAddr, records: u64) -> Result<()> {
 /// What an attacker does on one connection, until it fails or the attack stops.
 type Attack = dyn Fn(&mut TcpStream, &AtomicBool) -> std::io::Result<()> + Send;
 
-/// One attacker: connects, plays `attack` until it fails or `stop`, and connects again.
+/// One attacker: connects, plays `attack` until it fails or `stop`, and connects again; `connected` counts
+/// its connections.
 fn attacker(
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
-    attempts: Arc<AtomicU64>,
+    connected: Arc<AtomicU64>,
     attack: impl Fn(&mut TcpStream, &AtomicBool) -> std::io::Result<()> + Send + 'static,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
-            attempts.fetch_add(1, Ordering::Relaxed);
             match TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
                 Ok(mut s) => {
+                    connected.fetch_add(1, Ordering::Relaxed);
                     let _ = s.set_write_timeout(Some(Duration::from_millis(500)));
                     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
                     let _ = attack(&mut s, &stop);
@@ -214,11 +215,12 @@ fn attack_all(
     records: u64,
     max_connections: usize,
     stop: &Arc<AtomicBool>,
-    attempts: &Arc<AtomicU64>,
+    connected: &Arc<AtomicU64>,
+    refused: &Arc<AtomicU64>,
 ) -> Vec<std::thread::JoinHandle<()>> {
     let mut threads = Vec::new();
     let mut spawn = |f: Box<Attack>| {
-        threads.push(attacker(addr, stop.clone(), attempts.clone(), f));
+        threads.push(attacker(addr, stop.clone(), connected.clone(), f));
     };
     // one byte every 100 ms, of a request that never ends
     for _ in 0..4 {
@@ -283,13 +285,23 @@ fn attack_all(
         }
         Ok(())
     }));
-    // more connections than the limit, held
-    let stop2 = stop.clone();
+    // more connections than the limit, held; those the server turns away are counted
+    let (stop2, connected2, refused2) = (stop.clone(), connected.clone(), refused.clone());
     threads.push(std::thread::spawn(move || {
         let mut held = Vec::new();
         for _ in 0..max_connections + 64 {
             if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) {
+                connected2.fetch_add(1, Ordering::Relaxed);
                 held.push(s);
+            }
+        }
+        for s in &mut held {
+            let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
+            let mut buf = [0u8; 64];
+            if let Ok(n) = s.read(&mut buf) {
+                if buf[..n].starts_with(b"-ERR max number of clients") {
+                    refused2.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
         hold(&stop2).ok();
@@ -312,6 +324,7 @@ struct Outcome {
     resident_peak_bytes: u64,
     rss_bound_bytes: u64,
     attacker_connections: u64,
+    flood_refused: u64,
     server_up: bool,
     data_intact: bool,
 }
@@ -337,9 +350,16 @@ pub fn run(a: AdversaryArgs) -> Result<()> {
     let mut good_w = good.try_clone()?;
     let mut good_r = BufReader::new(good);
     let stop = Arc::new(AtomicBool::new(false));
-    let attempts = Arc::new(AtomicU64::new(0));
+    let (connected, refused) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     eprintln!("attacking for {seconds} s ...");
-    let threads = attack_all(addr, records, a.max_connections, &stop, &attempts);
+    let threads = attack_all(
+        addr,
+        records,
+        a.max_connections,
+        &stop,
+        &connected,
+        &refused,
+    );
     let start = Instant::now();
     let (mut pings, mut errors, mut peak) = (Vec::new(), 0u64, before);
     while start.elapsed().as_secs_f64() < seconds {
@@ -394,7 +414,8 @@ pub fn run(a: AdversaryArgs) -> Result<()> {
         resident_before_bytes: before,
         resident_peak_bytes: peak,
         rss_bound_bytes: a.rss_bound_mib << 20,
-        attacker_connections: attempts.load(Ordering::Relaxed),
+        attacker_connections: connected.load(Ordering::Relaxed),
+        flood_refused: refused.load(Ordering::Relaxed),
         server_up,
         data_intact,
     };
@@ -406,11 +427,13 @@ pub fn run(a: AdversaryArgs) -> Result<()> {
             o.pings, o.ping_errors, o.ping_p50_us, o.ping_p99_us, o.ping_max_us
         );
         println!(
-            "server resident memory: {} MiB before, {} MiB at its peak (bound {} MiB); {} attacker connections",
+            "server resident memory: {} MiB before, {} MiB at its peak (bound {} MiB); {} attacker connections, \
+             {} of the flood turned away at the limit",
             o.resident_before_bytes >> 20,
             o.resident_peak_bytes >> 20,
             a.rss_bound_mib,
-            o.attacker_connections
+            o.attacker_connections,
+            o.flood_refused
         );
         println!(
             "server {}, data {}",
@@ -418,7 +441,12 @@ pub fn run(a: AdversaryArgs) -> Result<()> {
             if data_intact { "intact" } else { "NOT INTACT" }
         );
     }
-    if !server_up || !data_intact || o.ping_errors > 0 || peak > o.rss_bound_bytes {
+    if !server_up
+        || !data_intact
+        || o.ping_errors > 0
+        || peak > o.rss_bound_bytes
+        || o.flood_refused == 0
+    {
         bail!("the server did not hold up under attack (see above)");
     }
     Ok(())
